@@ -1,0 +1,1 @@
+"""privbench.bench: the harness (CLI, and later runner, evaluators, store, reports)."""

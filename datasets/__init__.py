@@ -1,0 +1,27 @@
+"""privbench.datasets: scenarios with known models, samples, and data loaders.
+
+Pure numpy: imports neither torch nor cvxpy.
+"""
+
+from .errors import InputError
+from .samples import OBSERVATIONS, Samples, check_observation
+from .scenarios import (
+    SCENARIOS,
+    Binary,
+    BinaryGMM,
+    Finite,
+    FiniteScenario,
+    GaussianScalar,
+    GaussianScenario,
+    GaussianSource,
+    GaussianVector,
+    Scenario,
+    SymmetricPair,
+    make_scenario,
+)
+
+__all__ = [
+    "InputError", "OBSERVATIONS", "Samples", "check_observation", "SCENARIOS", "Binary",
+    "BinaryGMM", "Finite", "FiniteScenario", "GaussianScalar", "GaussianScenario",
+    "GaussianSource", "GaussianVector", "Scenario", "SymmetricPair", "make_scenario",
+]

@@ -1,0 +1,65 @@
+"""Training samples and how the mechanism observes them.
+
+privbench vocabulary (see DESIGN.md): ``S`` sensitive, ``U`` useful, ``W``
+what the mechanism observes, ``Z`` the release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError
+
+OBSERVATIONS = ("useful", "full")
+
+
+def check_observation(observation: str) -> str:
+    """Validate an observation-model name (``useful``: W = U; ``full``: W = (S, U))."""
+    if observation not in OBSERVATIONS:
+        raise InputError(
+            f"observation={observation!r} is unknown (allowed: {', '.join(OBSERVATIONS)})"
+        )
+    return observation
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Paired draws of the sensitive and useful attributes.
+
+    Attributes
+    ----------
+    s : ndarray, shape (n,) of int for finite alphabets, or (n, d_s) of float
+        Sensitive attribute S.
+    u : ndarray, shape (n,) of int for finite alphabets, or (n, d_u) of float
+        Useful attribute U.
+    """
+
+    s: np.ndarray
+    u: np.ndarray
+
+    def __post_init__(self) -> None:
+        if len(self.s) != len(self.u):
+            raise InputError(
+                f"samples have {len(self.s)} values of S but {len(self.u)} of U (must match)"
+            )
+
+    def __len__(self) -> int:
+        return len(self.s)
+
+    def observed(self, observation: str, n_u: int | None = None) -> np.ndarray:
+        """What the mechanism sees, W.
+
+        For ``useful`` this is ``u``. For ``full`` with finite alphabets
+        (``n_u`` given) it is the flat index ``s * n_u + u``; with continuous
+        attributes it is the column stack ``[s, u]``, shape (n, d_s + d_u).
+        """
+        check_observation(observation)
+        if observation == "useful":
+            return self.u
+        if n_u is not None:
+            return np.asarray(self.s, dtype=np.int64) * int(n_u) + np.asarray(self.u, dtype=np.int64)
+        s = self.s.reshape(len(self.s), -1)
+        u = self.u.reshape(len(self.u), -1)
+        return np.concatenate([s, u], axis=1)

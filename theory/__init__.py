@@ -1,0 +1,22 @@
+"""privbench.theory: exact optimal privacy-utility tradeoffs and exact measures.
+
+numpy / scipy / cvxpy only (never torch). Entry points: :func:`optimum` (one
+budget, with method and mechanism) and :func:`curve` (vectorised values).
+"""
+
+from .base import PRIVACY_METRICS, UNITS, Optimum
+from .measures import (
+    channel_measures,
+    chi2_information,
+    map_accuracy,
+    mutual_information,
+    release_joint,
+    scenario_channel_measures,
+)
+from .optimum import curve, default_privacy, optimum, supported
+
+__all__ = [
+    "PRIVACY_METRICS", "UNITS", "Optimum", "channel_measures", "chi2_information",
+    "map_accuracy", "mutual_information", "release_joint", "scenario_channel_measures",
+    "curve", "default_privacy", "optimum", "supported",
+]

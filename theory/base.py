@@ -1,0 +1,64 @@
+"""Shared types of the theory layer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from privbench.datasets.errors import InputError, check_finite
+
+PRIVACY_METRICS = ("mi", "map", "chi2")
+UNITS = {"mi": "nats", "map": "probability", "chi2": "dimensionless"}
+BoundKind = Literal["exact", "family"]
+
+
+@dataclass(frozen=True)
+class Optimum:
+    """The optimal privacy leakage at one distortion budget.
+
+    Attributes
+    ----------
+    value : float
+        Optimal leakage (nats for ``mi``, probability for ``map``,
+        chi-square information for ``chi2``).
+    method : str
+        How it was obtained, e.g. ``"closed form (PPAN Prop 1)"`` or
+        ``"convex program (exponential cone, Clarabel)"``.
+    bound_kind : {"exact", "family"}
+        ``exact``: optimum over all mechanisms. ``family``: best mechanism of
+        the family named in ``family``.
+    mechanism : dict or None
+        A JSON-able description of an optimal mechanism where one is known.
+    family : str or None
+        The mechanism family for ``family`` bounds.
+    certificate : dict or None
+        Solver evidence (e.g. primal value, dual bound, duality gap).
+    """
+
+    value: float
+    method: str
+    bound_kind: BoundKind = "exact"
+    mechanism: dict[str, Any] | None = None
+    family: str | None = None
+    certificate: dict[str, Any] | None = field(default=None)
+
+
+def check_budgets(budgets: Any) -> np.ndarray:
+    """Return budgets as a 1-d float array; raise InputError for NaN, inf or negatives."""
+    arr = np.atleast_1d(np.asarray(budgets, dtype=float))
+    if arr.ndim != 1:
+        raise InputError(f"budgets must be a number or a 1-d list, got shape {arr.shape}")
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if np.any(bad):
+        raise InputError(f"budget={arr[bad][0]!r} must be a finite number >= 0")
+    return arr
+
+
+def check_budget(budget: Any) -> float:
+    """Validate one distortion budget (finite, >= 0)."""
+    b = check_finite("budget", budget)
+    if b < 0:
+        raise InputError(f"budget={budget!r} must be a finite number >= 0")
+    return b
