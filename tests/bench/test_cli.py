@@ -1,0 +1,110 @@
+"""The privbench CLI: tables, JSON lines, and one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from privbench.bench.cli import main
+from privbench.theory.finite import symmetric_pair_mi
+
+SYM = ["symmetric-pair", "--param", "m=10", "--param", "p=0.4"]
+
+
+def run(capsys, *argv):
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_table_output(capsys):
+    rc, out, err = run(capsys, "optimum", *SYM, "--observation", "full", "--budget", "0.1", "--budget", "0.3")
+    assert rc == 0 and err == ""
+    lines = out.strip().splitlines()
+    assert lines[0].startswith("symmetric-pair-m10-p0.4")
+    assert "budget" in lines[1] and "optimum" in lines[1]
+    expected = symmetric_pair_mi([0.1, 0.3], 10, 0.4, "full")
+    assert float(lines[2].split()[1]) == pytest.approx(expected[0], abs=1e-6)
+    assert float(lines[3].split()[1]) == pytest.approx(expected[1], abs=1e-6)
+
+
+def test_json_lines_have_the_documented_keys(capsys):
+    rc, out, _ = run(capsys, "optimum", *SYM, "--observation", "useful", "--budget", "0", "--budget", "0.2", "--json")
+    assert rc == 0
+    rows = [json.loads(line) for line in out.strip().splitlines()]
+    assert len(rows) == 2
+    for row, b in zip(rows, (0.0, 0.2)):
+        for key in ("scenario", "params", "observation", "privacy", "distortion", "budget",
+                    "optimum", "units", "method", "bound_kind", "mechanism"):
+            assert key in row
+        assert row["scenario"] == "symmetric-pair" and row["params"] == {"m": 10, "p": 0.4}
+        assert row["privacy"] == "mi" and row["units"] == "nats" and row["distortion"] == "hamming"
+        assert row["budget"] == b and row["bound_kind"] == "exact"
+        assert row["optimum"] == pytest.approx(symmetric_pair_mi([b], 10, 0.4, "useful")[0])
+        assert np.array(row["mechanism"]["channel"]).shape == (10, 10)
+
+
+def test_map_units_and_linear_program(capsys):
+    rc, out, _ = run(capsys, "optimum", "binary", "--param", "p=0.5", "--param", "q=0.25",
+                     "--privacy", "map", "--observation", "full", "--budget", "0.1", "--json")
+    row = json.loads(out)
+    assert rc == 0 and row["units"] == "probability"
+    assert row["optimum"] == pytest.approx(0.65, abs=1e-6)
+    assert "linear program" in row["method"]
+
+
+def test_list_scenarios(capsys):
+    rc, out, _ = run(capsys, "list", "scenarios")
+    assert rc == 0
+    for name in ("symmetric-pair", "binary", "finite", "gaussian-scalar", "gaussian-vector",
+                 "gaussian-source", "binary-gmm"):
+        assert f"\n{name}:" in "\n" + out
+
+
+@pytest.mark.parametrize(
+    "argv,match",
+    [
+        (["optimum", "nope", "--budget", "1"], "scenario 'nope' is unknown"),
+        (["optimum", "symmetric-pair", "--param", "m=1", "--param", "p=0.4", "--observation", "full", "--budget", "0.1"], "m=1"),
+        (["optimum", *SYM, "--param", "x=1", "--observation", "full", "--budget", "0.1"], "parameter 'x' is unknown"),
+        (["optimum", *SYM, "--observation", "full", "--budget", "nan"], "budget=nan"),
+        (["optimum", *SYM, "--observation", "full", "--budget", "-1"], "budget=-1.0"),
+        (["optimum", *SYM, "--observation", "full", "--budget", "x"], "--budget 'x' is not a number"),
+        (["optimum", *SYM, "--budget", "0.1"], "needs an observation model"),
+        (["optimum", *SYM, "--observation", "partial", "--budget", "0.1"], "invalid choice"),
+        (["optimum", *SYM, "--observation", "full", "--family", "general", "--budget", "0.1"], "does not apply"),
+        (["optimum", "gaussian-scalar", "--param", "rho=0.5", "--privacy", "map", "--observation", "full", "--budget", "0.1"], "no known optimum"),
+        (["optimum", *SYM, "--param", "m=3", "--observation", "full", "--budget", "0.1"], "given more than once"),
+        (["optimum", "symmetric-pair", "--param", "m", "--budget", "0.1"], "NAME=VALUE"),
+        (["optimum", *SYM, "--observation", "full"], "--budget"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_input_one_line_exit_2(capsys, argv, match):
+    try:
+        rc = main(argv)
+    except SystemExit as exc:  # argparse usage errors
+        rc = exc.code
+    out, err = capsys.readouterr()
+    assert rc == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert match in err
+    assert "Traceback" not in err
+
+
+def test_console_script_exit_code_and_no_traceback():
+    env = dict(os.environ)
+    proc = subprocess.run(
+        [sys.executable, "-m", "privbench.bench.cli", "optimum", "symmetric-pair", "--param", "m=1",
+         "--param", "p=0.4", "--observation", "full", "--budget", "0.1"],
+        capture_output=True, text=True, env=env,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.strip() == "privbench: error: m=1 must be an integer >= 2"
