@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
+from scipy.special import xlogy
 
 from privbench.datasets import Binary, Finite, InputError, SymmetricPair
 from privbench.theory import finite
@@ -315,3 +316,26 @@ def test_unknown_privacy_and_observation_are_rejected():
         _solve(SymmetricPair(3, 0.2), 0.1, "tv", "useful")
     with pytest.raises(InputError, match="observation='partial'"):
         _solve(SymmetricPair(3, 0.2), 0.1, "mi", "partial")
+
+
+# --------------------------------------------------------------------------
+# GAP Fig 5c,d: the binary model's MI tradeoff through the general program
+# --------------------------------------------------------------------------
+
+
+def _h2(x):
+    return float(-xlogy(x, x) - xlogy(1 - x, 1 - x))
+
+
+@pytest.mark.parametrize("p,q", [(0.5, 0.25), (0.75, 0.25)])
+def test_binary_mi_tradeoff_gap_fig5cd(p, q):
+    sc = Binary(p, q)
+    p_s1 = p * (1 - q) + (1 - p) * q
+    i_su = _h2(p_s1) - _h2(q)  # I(S;U) = H(S) - H(S|U) = H(S) - H(N)
+    for obs in ("useful", "full"):
+        assert _solve(sc, 0.0, "mi", obs).value == pytest.approx(i_su, abs=TOL)
+        # the constant release costs min(p, 1-p) and leaks nothing
+        assert _solve(sc, min(p, 1 - p), "mi", obs).value == pytest.approx(0.0, abs=TOL)
+    for D in np.linspace(0, 0.5, 11):
+        # seeing S can only help the mechanism: PDD <= PDI
+        assert _solve(sc, D, "mi", "full").value <= _solve(sc, D, "mi", "useful").value + TOL
