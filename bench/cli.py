@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     opt.set_defaults(func=_cmd_optimum)
 
     lst = sub.add_parser("list", help="list registered things")
-    lst.add_argument("what", choices=("scenarios",), help="what to list")
+    lst.add_argument("what", choices=("scenarios", "learners"), help="what to list")
     lst.set_defaults(func=_cmd_list)
     return parser
 
@@ -118,6 +118,8 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    if args.what == "learners":
+        return _list_learners()
     from privbench.datasets.scenarios import SCENARIOS
 
     for name, cls in SCENARIOS.items():
@@ -125,6 +127,18 @@ def _cmd_list(args: argparse.Namespace) -> int:
         for p in cls.PARAMS:
             default = "required" if p.required else ("optional" if p.default is None else f"default {p.default}")
             print(f"    {p.name:<10} {p.help} ({default})")
+    return 0
+
+
+def _list_learners() -> int:
+    from privbench.learners import available, plugin_errors
+
+    for name, cls in available().items():
+        print(f"{name}: {cls.summary}")
+        print(f"    tasks: {', '.join(cls.serves)}; observation: {', '.join(cls.observations)}; "
+              f"privacy: {', '.join(cls.privacies)}  ({cls.__module__}.{cls.__qualname__})")
+    for name, err in plugin_errors().items():
+        print(f"{name}: FAILED TO LOAD ({err})")
     return 0
 
 

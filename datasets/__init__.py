@@ -5,6 +5,7 @@ Pure numpy: imports neither torch nor cvxpy.
 
 from .errors import InputError
 from .samples import OBSERVATIONS, Samples, check_observation
+from .tasks import TASK_KINDS, Task, task_for
 from .scenarios import (
     SCENARIOS,
     Binary,
@@ -24,4 +25,5 @@ __all__ = [
     "InputError", "OBSERVATIONS", "Samples", "check_observation", "SCENARIOS", "Binary",
     "BinaryGMM", "Finite", "FiniteScenario", "GaussianScalar", "GaussianScenario",
     "GaussianSource", "GaussianVector", "Scenario", "SymmetricPair", "make_scenario",
+    "TASK_KINDS", "Task", "task_for",
 ]

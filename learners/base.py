@@ -1,0 +1,279 @@
+"""The learner API: :class:`Learner` (trains) and :class:`Mechanism` (releases).
+
+Rules (DESIGN.md): a learner sees training samples and a
+:class:`~privbench.datasets.tasks.Task` only, never a scenario and never
+``privbench.theory``.  ``__init__`` stores hyper-parameters and nothing else;
+:meth:`Learner.fit` validates its input and returns fitted mechanisms.  No
+global RNG: every random draw comes from the ``seed`` given to ``fit`` (a
+``torch.Generator``) or the ``rng`` given to ``release``.
+
+Mechanisms save to one file (``torch.save`` of plain tensors, strings and
+numbers) and load with ``torch.load(weights_only=True)``: a file holding any
+pickled object is refused.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import json
+import math
+import os
+import tempfile
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+
+from privbench.datasets.errors import InputError
+from privbench.datasets.samples import Samples
+from privbench.datasets.tasks import Task
+
+FORMAT = "privbench-mechanism/1"
+
+
+class TrainingError(RuntimeError):
+    """Training diverged (NaN/inf loss or parameters); the message names the step."""
+
+
+# --------------------------------------------------------------------------
+# mechanisms
+# --------------------------------------------------------------------------
+
+MECHANISM_TYPES: dict[str, type["Mechanism"]] = {}
+
+
+def mechanism_type(name: str):
+    """Class decorator: register a Mechanism subclass under ``name`` for :func:`load_mechanism`."""
+
+    def deco(cls: type[Mechanism]) -> type[Mechanism]:
+        cls.type_name = name
+        MECHANISM_TYPES[name] = cls
+        return cls
+
+    return deco
+
+
+class Mechanism(ABC):
+    """A fitted privatizer: maps what it observes, W, to a release Z.
+
+    Attributes
+    ----------
+    task : Task
+    budget : float
+        The distortion budget it was trained for.
+    info : dict
+        JSON-able training facts (learner name, steps, final losses, flags such
+        as ``collapsed``); never used for evaluation.
+    """
+
+    type_name: ClassVar[str] = ""
+
+    def __init__(self, task: Task, budget: float, info: dict[str, Any] | None = None) -> None:
+        self.task = task
+        self.budget = float(budget)
+        self.info = dict(info or {})
+
+    @abstractmethod
+    def release(self, w: Any, rng: np.random.Generator) -> np.ndarray:
+        """Draw Z for each row of W.
+
+        Parameters
+        ----------
+        w : array_like
+            Finite tasks: labels, shape (n,), in 0..n_w-1.  Otherwise floats,
+            shape (n, d_w) (see :meth:`Task.observe`).
+        rng : numpy.random.Generator
+            The only source of randomness.
+
+        Returns
+        -------
+        ndarray
+            Finite: int64 labels, shape (n,).  Otherwise float64, shape (n, d_u).
+        """
+
+    def channel(self) -> np.ndarray | None:
+        """P(Z=z | W=w), shape (n_w, n_z), where the release alphabet is finite; else None."""
+        return None
+
+    def params(self) -> dict[str, Any] | None:
+        """Named parameters of a parametric mechanism (JSON-able), else None."""
+        return None
+
+    # --- persistence ---------------------------------------------------
+    @abstractmethod
+    def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(config, tensors): a JSON-able config and a dict of name -> torch.Tensor."""
+
+    @classmethod
+    @abstractmethod
+    def _from_state(cls, task: Task, budget: float, info: dict[str, Any], config: dict[str, Any],
+                    tensors: dict[str, Any]) -> "Mechanism":
+        """Rebuild from :meth:`_state`."""
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the mechanism to ``path`` atomically (a temporary file, then a rename)."""
+        import torch
+
+        config, tensors = self._state()
+        blob = {
+            "format": FORMAT,
+            "type": self.type_name,
+            "task": json.dumps(self.task.to_dict()),
+            "budget": self.budget,
+            "info": json.dumps(self.info),
+            "config": json.dumps(config),
+            "tensors": {k: v.detach().cpu().contiguous() for k, v in tensors.items()},
+        }
+        buf = io.BytesIO()
+        torch.save(blob, buf)
+        path = Path(path)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".pt", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(buf.getvalue())
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return path
+
+    def _check_finite_state(self) -> None:
+        _, tensors = self._state()
+        for name, t in tensors.items():
+            if not bool(np.all(np.isfinite(np.asarray(t.detach().cpu().double().numpy())))):
+                raise TrainingError(f"mechanism parameter {name!r} is not finite (NaN/inf); refused")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(budget={self.budget:g}, task={self.task.kind}/{self.task.observation})"
+
+
+def load_mechanism(path: str | os.PathLike) -> Mechanism:
+    """Load a mechanism saved by :meth:`Mechanism.save`.
+
+    Only plain tensors, strings and numbers are unpickled
+    (``torch.load(weights_only=True)``); anything else raises :class:`InputError`.
+    """
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"mechanism file {str(path)!r} does not exist")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception:  # noqa: BLE001 - any unpickling failure is a refusal
+        raise InputError(f"{str(path)!r} is not a safe privbench mechanism file (torch.load with "
+                         "weights_only=True refused it: it is corrupt or holds pickled objects)") from None
+    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
+        raise InputError(f"{str(path)!r} is not a privbench mechanism file (format {FORMAT} expected)")
+    kind = blob.get("type")
+    if kind not in MECHANISM_TYPES:
+        raise InputError(f"{str(path)!r} holds mechanism type {kind!r} (known: {', '.join(sorted(MECHANISM_TYPES))})")
+    task = Task.from_dict(json.loads(blob["task"]))
+    return MECHANISM_TYPES[kind]._from_state(task, float(blob["budget"]), json.loads(blob["info"]),
+                                             json.loads(blob["config"]), dict(blob["tensors"]))
+
+
+# --------------------------------------------------------------------------
+# learners
+# --------------------------------------------------------------------------
+
+
+class Learner(ABC):
+    """Base class of every trainable privatizer (scikit-learn style).
+
+    Subclasses declare ``name``, ``serves`` (task kinds), ``observations`` and
+    ``privacies`` they handle, store hyper-parameters in ``__init__`` (keyword
+    arguments with defaults, nothing computed), and implement :meth:`_fit`.
+    ``test_params`` are hyper-parameters small enough for a test that runs in
+    seconds (benchopt's ``test_parameters``).
+    """
+
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    serves: ClassVar[tuple[str, ...]] = ()
+    observations: ClassVar[tuple[str, ...]] = ("useful", "full")
+    privacies: ClassVar[tuple[str, ...]] = ("mi", "map", "chi2")
+    test_params: ClassVar[dict[str, Any]] = {}
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's keyword arguments as stored (scikit-learn's get_params)."""
+        sig = inspect.signature(type(self).__init__)
+        return {k: getattr(self, k) for k in sig.parameters if k != "self" and hasattr(self, k)}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def supports(self, task: Task) -> bool:
+        return (task.kind in self.serves and task.observation in self.observations
+                and task.privacy in self.privacies)
+
+    def fit(self, samples: Samples, task: Task, budget: float | Sequence[float], seed: int = 0,
+            device: str = "auto") -> "Mechanism | list[Mechanism]":
+        """Train on ``samples`` for ``task`` at one budget or a list of budgets.
+
+        Parameters
+        ----------
+        samples : Samples
+            Training draws of (S, U); see :meth:`Task.check_samples` for shapes.
+        task : Task
+        budget : float or sequence of float
+            Distortion budget(s) >= 0.  A sequence trains the whole curve (batched
+            where the learner can) and returns one mechanism per budget.
+        seed : int
+            The only source of randomness of training.
+        device : {"auto", "cpu", "cuda"}
+
+        Returns
+        -------
+        Mechanism, or list of Mechanism (one per budget, same order) for a sequence.
+        """
+        if not isinstance(task, Task):
+            raise InputError(f"task must be a privbench Task, got {type(task).__name__}")
+        if not self.supports(task):
+            raise InputError(
+                f"learner {self.name!r} does not serve a {task.kind} task with observation="
+                f"{task.observation}, privacy={task.privacy} (serves kinds {', '.join(self.serves)}; "
+                f"observations {', '.join(self.observations)}; privacy {', '.join(self.privacies)})")
+        samples = task.check_samples(samples)
+        many = not np.isscalar(budget) and not isinstance(budget, (int, float))
+        budgets = check_budgets(budget if many else [budget])
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InputError(f"seed={seed!r} must be a non-negative integer")
+        from .torch_utils import resolve_device
+
+        dev = resolve_device(device)
+        mechs = self._fit(samples, task, budgets, int(seed), dev)
+        if len(mechs) != len(budgets):  # pragma: no cover - a learner bug
+            raise RuntimeError(f"{self.name} returned {len(mechs)} mechanisms for {len(budgets)} budgets")
+        for m in mechs:
+            m._check_finite_state()
+            m.info.setdefault("learner", self.name)
+        return mechs if many else mechs[0]
+
+    @abstractmethod
+    def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
+        """Train; ``samples`` are checked, ``budgets`` a 1-d float array, ``device`` a torch.device."""
+
+
+def check_budgets(budgets: Any) -> np.ndarray:
+    """Budgets as a non-empty 1-d float array; InputError for NaN, inf or negatives."""
+    try:
+        arr = np.atleast_1d(np.asarray(budgets, dtype=float))
+    except (TypeError, ValueError):
+        raise InputError(f"budget={budgets!r} is not a number or a list of numbers") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise InputError(f"budget={budgets!r} must be a number or a non-empty 1-d list")
+    for b in arr:
+        if not math.isfinite(b) or b < 0:
+            raise InputError(f"budget={b!r} must be a finite number >= 0")
+    return arr
+
+
+def check_choice(name: str, value: Any, allowed: Sequence[Any]) -> Any:
+    """Return ``value`` if allowed, else InputError naming it and the allowed values."""
+    if value not in allowed:
+        raise InputError(f"{name}={value!r} is unknown (allowed: {', '.join(map(str, allowed))})")
+    return value

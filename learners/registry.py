@@ -1,0 +1,107 @@
+"""The learner registry: built-in learners, third-party plug-ins, lookup by name.
+
+A third-party learner registers without editing privbench, either by calling
+:func:`register` (e.g. at import of its module)::
+
+    from privbench.learners import Learner, register
+    class MyLearner(Learner): ...
+    register(MyLearner)
+
+or through the entry-point group ``privbench.learners`` in its own package
+metadata (``name = my_pkg.module:MyLearner``), loaded on first lookup.  Any
+``module:Class`` spec also resolves directly (:func:`resolve_learner`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import warnings
+from importlib.metadata import entry_points
+from typing import Any
+
+from privbench.datasets.errors import InputError
+
+from .base import Learner
+
+_REGISTRY: dict[str, type[Learner]] = {}
+_PLUGIN_ERRORS: dict[str, str] = {}
+_LOADED = False
+# modules of this package that hold infrastructure, not learners
+_INFRA = {"base", "registry", "mechanisms", "torch_utils"}
+ENTRY_POINT_GROUP = "privbench.learners"
+
+
+def register(cls: type[Learner], name: str | None = None, replace: bool = False) -> type[Learner]:
+    """Register a Learner subclass (usable as a class decorator); returns ``cls``."""
+    if not (isinstance(cls, type) and issubclass(cls, Learner)):
+        raise InputError(f"{cls!r} is not a privbench Learner subclass")
+    key = name or cls.name
+    if not key:
+        raise InputError(f"{cls.__name__} has no name: set the class attribute `name`")
+    if key in _REGISTRY and _REGISTRY[key] is not cls and not replace:
+        raise InputError(f"a learner named {key!r} is already registered ({_REGISTRY[key].__module__})")
+    _REGISTRY[key] = cls
+    return cls
+
+
+def _load_all() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    import privbench.learners as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name not in _INFRA and not info.name.startswith("_"):
+            importlib.import_module(f"privbench.learners.{info.name}")
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            obj = ep.load()
+            if isinstance(obj, type) and issubclass(obj, Learner):
+                register(obj, name=ep.name, replace=True)
+        except Exception as exc:  # noqa: BLE001 - a broken plug-in must not break privbench
+            _PLUGIN_ERRORS[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
+            warnings.warn(f"privbench learner plug-in {ep.name!r} failed to load: {exc}", stacklevel=2)
+
+
+def available() -> dict[str, type[Learner]]:
+    """All registered learners by name (built-ins and plug-ins), sorted."""
+    _load_all()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def plugin_errors() -> dict[str, str]:
+    _load_all()
+    return dict(_PLUGIN_ERRORS)
+
+
+def resolve_learner(spec: str) -> type[Learner]:
+    """A learner class from a registered name or a ``module:Class`` spec."""
+    if ":" in spec:
+        mod_name, _, attr = spec.partition(":")
+        try:
+            mod = importlib.import_module(mod_name)
+        except ImportError as exc:
+            raise InputError(f"--learner {spec!r}: cannot import module {mod_name!r} ({exc})") from None
+        obj: Any = mod
+        for part in attr.split("."):
+            if not hasattr(obj, part):
+                raise InputError(f"--learner {spec!r}: module {mod_name!r} has no attribute {attr!r}")
+            obj = getattr(obj, part)
+        if not (isinstance(obj, type) and issubclass(obj, Learner)):
+            raise InputError(f"--learner {spec!r} is not a privbench Learner subclass")
+        return obj
+    table = available()
+    if spec not in table:
+        raise InputError(f"learner {spec!r} is unknown (allowed: {', '.join(table)}, or module:Class)")
+    return table[spec]
+
+
+def make_learner(spec: str, **params: Any) -> Learner:
+    """Instantiate a learner by name or ``module:Class`` with hyper-parameters."""
+    cls = resolve_learner(spec)
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise InputError(f"learner {spec!r}: bad hyper-parameters ({exc})") from None
