@@ -1,0 +1,522 @@
+"""Chi-square sanitizer: Wang & Tay's data-driven chi-square privacy framework (§IV-A, §V-A).
+
+The paper's sanitizer is ``Y = h_theta(X, N)`` (eq 24); its experiment (§V-A) uses
+``Y = X + h'_theta(N)``.  Its privacy function is the square root of the
+variational chi-square estimate (eq 21) of chi^2(p_{S,Y} || p_S p_Y), the
+chi-square information between S and Y, computed with a critic ("generating
+function") network g_phi; the sanitizer minimises objective (25) by alternating
+critic and sanitizer steps (Algorithm 1).
+
+Mapping to privbench (DESIGN.md vocabulary)
+-------------------------------------------
+Paper §V-A ("privacy-preserving hypothesis testing"): binary private hypothesis
+S, a noisy measurement X of (S, U) that the sanitizer perturbs, the release Y,
+and a utility hypothesis U scored by a classifier.  In a privbench ``mixture``
+task the paper's S is our S (a label), the paper's X is our U (continuous, what
+the mechanism observes: W = U, or W = (S, U) with observation ``full``), and
+the paper's Y is our release Z.  The paper's utility hypothesis has no
+counterpart: a privbench task scores utility by the distortion E||Z - U||^2,
+which is the paper's other example of a utility function (§IV-A, "the
+reconstruction loss of X from Y by letting U = X").  The ``gaussian`` kind
+(continuous S) uses the same estimator with permuted pairs for the product
+p_S p_Z.
+
+Mechanism: ``Y = U + c sqrt(budget) h(C, N)``, N ~ N(0, I) of ``noise_dim``, with
+the noise network conditioned on C: nothing (``condition="none"``, the paper's
+experiment), S (``"s"``: one-hot label, or the standardised S vector), or all of
+W (``"w"``, the general eq 24).  ``"auto"`` is ``none`` for observation
+``useful`` and ``s`` for ``full``.  With ``utility="mlp"`` the release is
+Z = f_tau(Y), a utility network trained to reconstruct U from Y (the paper's
+utility model tau; post-processing, so chi^2(S; Z) <= chi^2(S; Y)); with
+``utility="identity"`` (default) Z = Y.
+
+Budget: privbench budgets are distortion budgets, so objective (25)
+``min L + lambda max(P, sqrt(eta))`` (utility loss plus a privacy penalty) is
+used with the roles swapped: each budget b trains
+``min_theta max_phi lambda max(sqrt(chi2_hat), sqrt(eta)) + rho [D_hat / b - 1]_+``
+with D_hat the batch mean of ||Z - U||^2 (eta, the paper's privacy floor, is 0
+by default).  After training the noise amplitude c in [0, 1] is set by
+bisection so that the training-set distortion (with fixed noise draws) is at
+most b.
+
+Formulas verified numerically (tests/learners/test_chi2_sanitizer.py): (20) and
+(21) attain chi^2 at g = 1 - p/q and never exceed it; the chi-square
+information of a bivariate Gaussian with correlation rho is rho^2 / (1 - rho^2).
+The paper's §III closed form chi^2(N(mu0, s^2) || N(mu1, s^2)) =
+exp((mu0 - mu1)^2 / s^2) lacks the "- 1" (exp(.) - 1 is correct).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from privbench.datasets.errors import InputError
+from privbench.datasets.samples import Samples
+from privbench.datasets.tasks import Task
+
+from .base import Learner, Mechanism, check_choice, mechanism_type
+from .registry import register
+from .torch_utils import SweepMLP, check_loss, generator, init_module, rng_generator, seeds, to_tensor, torch_threads
+
+ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "elu": torch.nn.functional.elu,
+               "leaky_relu": torch.nn.functional.leaky_relu}
+CONDITIONS = ("auto", "none", "s", "w")
+UTILITIES = ("identity", "mlp")
+
+# schedule -> hyper-parameter defaults (paper: §V-A, 5-layer MLPs, Adam 1e-4, batch 500)
+SCHEDULES: dict[str, dict[str, Any]] = {
+    "paper": dict(steps=8000, batch_size=500, lr=1e-4, critic_lr=1e-4, hidden=32, layers=5, critic_steps=1),
+    "default": dict(steps=1500, batch_size=500, lr=2e-3, critic_lr=2e-3, hidden=32, layers=3, critic_steps=2),
+}
+
+
+# --------------------------------------------------------------------------
+# plain MLPs (what a mechanism stores: one slice of a sweep-batched network)
+# --------------------------------------------------------------------------
+
+
+def sweep_slice(mlp: SweepMLP, i: int, prefix: str) -> dict[str, torch.Tensor]:
+    """Layer ``i`` of a SweepMLP as plain tensors ``{prefix}.{j}.weight`` (in, out), ``.bias`` (out,)."""
+    out: dict[str, torch.Tensor] = {}
+    j = 0
+    for layer in mlp.net:
+        if hasattr(layer, "weight"):
+            out[f"{prefix}.{j}.weight"] = layer.weight[i].detach().cpu().float().clone()
+            out[f"{prefix}.{j}.bias"] = layer.bias[i, 0].detach().cpu().float().clone()
+            j += 1
+    return out
+
+
+def mlp_forward(tensors: dict[str, torch.Tensor], prefix: str, x: torch.Tensor, activation: str) -> torch.Tensor:
+    """Apply the plain MLP stored under ``prefix`` to x of shape (..., in), in x's dtype."""
+    j = 0
+    act = ACTIVATIONS[activation]
+    while f"{prefix}.{j}.weight" in tensors:
+        x = x @ tensors[f"{prefix}.{j}.weight"].to(x.dtype) + tensors[f"{prefix}.{j}.bias"].to(x.dtype)
+        j += 1
+        if f"{prefix}.{j}.weight" in tensors:
+            x = act(x)
+    return x
+
+
+def label_features(s: np.ndarray, n_s: int) -> np.ndarray:
+    """One-hot rows, shape (n, n_s), for labels s of shape (n,)."""
+    out = np.zeros((len(s), n_s))
+    out[np.arange(len(s)), np.asarray(s, dtype=np.int64)] = 1.0
+    return out
+
+
+# --------------------------------------------------------------------------
+# the variational chi-square estimate (eq 21)
+# --------------------------------------------------------------------------
+
+
+def chi2_ratio(g_all: torch.Tensor, s: torch.Tensor | None, p_s: torch.Tensor | None,
+               g_q: torch.Tensor | None = None, lam: float = 1e-4) -> torch.Tensor:
+    """Eq (21): (E_p g - E_q g)^2 / (E_q g^2 + lam), batched over the leading axis.
+
+    Parameters
+    ----------
+    g_all : Tensor, shape (k, m, n_s) for a label S (critic values g(s, z_i) for every s),
+        or (k, m) for a continuous S (g(s_i, z_i), the joint pairs).
+    s : Tensor of int64, shape (m,), labels (label S) or None.
+    p_s : Tensor, shape (n_s,), the marginal of S used for q = p_S p_Z (label S) or None.
+    g_q : Tensor, shape (k, m), g at product pairs (continuous S) or None.
+    lam : float
+        The regulariser lambda_m of eq (21).
+
+    Returns
+    -------
+    Tensor, shape (k,).
+    """
+    if g_q is None:
+        e_p = g_all.gather(-1, s.view(1, -1, 1).expand(g_all.shape[0], -1, 1)).squeeze(-1).mean(-1)
+        e_q = (g_all * p_s).sum(-1).mean(-1)
+        e_q2 = (g_all ** 2 * p_s).sum(-1).mean(-1)
+    else:
+        e_p, e_q, e_q2 = g_all.mean(-1), g_q.mean(-1), (g_q ** 2).mean(-1)
+    return (e_p - e_q) ** 2 / (e_q2 + lam)
+
+
+class _Critic:
+    """A sweep of k critics g_phi and their eq (21) ratio on a batch."""
+
+    def __init__(self, k: int, d_z: int, d_s: int | None, n_s: int | None, hidden: int, layers: int,
+                 gen: torch.Generator, device: torch.device, z_mean: torch.Tensor, z_std: torch.Tensor) -> None:
+        self.label = n_s is not None
+        self.z_mean, self.z_std = z_mean, z_std  # fixed input scaling (training statistics)
+        d_in = d_z if self.label else d_z + d_s  # type: ignore[operator]
+        d_out = n_s if self.label else 1
+        self.net = init_module(SweepMLP(k, [d_in] + [hidden] * (layers - 1) + [d_out], "elu"), gen).to(device)
+
+    def ratio(self, z: torch.Tensor, s: torch.Tensor, p_s: torch.Tensor | None, shift: int) -> torch.Tensor:
+        zs = (z - self.z_mean) / self.z_std
+        if self.label:
+            return chi2_ratio(self.net(zs), s, p_s)
+        ss = s.expand(z.shape[0], -1, -1)
+        g_p = self.net(torch.cat([ss, zs], -1)).squeeze(-1)
+        g_q = self.net(torch.cat([ss.roll(shift, dims=1), zs], -1)).squeeze(-1)
+        return chi2_ratio(g_p, None, None, g_q)
+
+
+def estimate_chi2(s: Any, z: Any, n_s: int | None = None, steps: int = 1500, hidden: int = 32,
+                  layers: int = 3, lr: float = 2e-3, batch_size: int = 1000, seed: int = 0) -> float:
+    """The paper's estimate (21) of the chi-square information chi^2(p_{S,Z} || p_S p_Z).
+
+    Trains a critic on minibatches, then evaluates (21) on all samples (for a
+    continuous S, the product pairs are the samples with S cyclically shifted).
+
+    Parameters
+    ----------
+    s : array_like, shape (n,) of labels 0..n_s-1 (give ``n_s``) or (n, d_s) floats.
+    z : array_like, shape (n, d_z) or (n,).
+    """
+    z = np.asarray(z, dtype=float).reshape(len(z), -1)
+    rng = np.random.default_rng(seed)
+    gen = generator(seed)
+    dev = torch.device("cpu")
+    zt = to_tensor(z, dev)
+    z_mean, z_std = to_tensor(z.mean(0), dev), to_tensor(np.maximum(z.std(0), 1e-9), dev)
+    if n_s is not None:
+        st = torch.as_tensor(np.asarray(s, dtype=np.int64))
+        p_s = torch.as_tensor(np.bincount(st.numpy(), minlength=n_s) / len(st), dtype=torch.float32)
+        critic = _Critic(1, z.shape[1], None, n_s, hidden, layers, gen, dev, z_mean, z_std)
+    else:
+        sa = np.asarray(s, dtype=float).reshape(len(z), -1)
+        st = to_tensor((sa - sa.mean(0)) / np.maximum(sa.std(0), 1e-12), dev)
+        p_s = None
+        critic = _Critic(1, z.shape[1], sa.shape[1], None, hidden, layers, gen, dev, z_mean, z_std)
+    opt = torch.optim.Adam(critic.net.parameters(), lr=lr)
+    with torch_threads(1):
+        for step in range(steps):
+            idx = torch.as_tensor(rng.integers(0, len(z), min(batch_size, len(z))))
+            r = critic.ratio(zt[idx][None], st[idx], p_s, int(rng.integers(1, len(idx))))
+            check_loss(r, step, "chi-square critic objective")
+            opt.zero_grad()
+            (-r.sum()).backward()
+            opt.step()
+        with torch.no_grad():
+            return float(critic.ratio(zt[None], st, p_s, max(1, len(z) // 2)).item())
+
+
+# --------------------------------------------------------------------------
+# mechanism
+# --------------------------------------------------------------------------
+
+
+@mechanism_type("noise-sanitizer")
+class NoiseSanitizer(Mechanism):
+    """Z = U + c sqrt(budget) h(C, N) (then f_tau for ``utility="mlp"``); see the module docstring.
+
+    ``config``: condition, noise_dim, activation, utility, utility_activation,
+    amplitude (c sqrt(budget)), u_mean, u_std (d_u,), s_mean, s_std (gaussian S).
+    ``tensors``: ``h.{j}.weight``/``bias`` and, for ``mlp``, ``f.{j}.*``.
+    """
+
+    def __init__(self, task: Task, budget: float, config: dict[str, Any], tensors: dict[str, torch.Tensor],
+                 info: dict[str, Any] | None = None) -> None:
+        super().__init__(task, budget, info)
+        if task.kind not in ("mixture", "gaussian"):
+            raise InputError(f"noise-sanitizer mechanisms are for mixture/gaussian tasks, not {task.kind}")
+        self.config = dict(config)
+        self.tensors = {k: v.detach().cpu() for k, v in tensors.items()}
+
+    def conditioning(self, w: np.ndarray) -> np.ndarray:
+        """C for canonical W rows, shape (n, d_c) (possibly d_c = 0)."""
+        cfg, task = self.config, self.task
+        cond = cfg["condition"]
+        if cond == "none":
+            return np.zeros((len(w), 0))
+        if task.kind == "mixture":
+            s = w[:, 0]
+            if np.any((s != np.round(s)) | (s < 0) | (s >= task.n_s)):  # type: ignore[operator]
+                raise InputError(f"the S column of W must hold labels 0..{task.n_s - 1}")  # type: ignore[operator]
+            sf = label_features(s.astype(np.int64), task.n_s)  # type: ignore[arg-type]
+            u = w[:, 1:]
+        else:
+            d_s = task.d_s
+            sf = (w[:, :d_s] - np.asarray(cfg["s_mean"])) / np.asarray(cfg["s_std"])
+            u = w[:, d_s:]
+        if cond == "s":
+            return sf
+        uf = (u - np.asarray(cfg["u_mean"])) / np.asarray(cfg["u_std"])
+        return np.concatenate([sf, uf], 1) if task.observation == "full" else uf
+
+    def release(self, w: Any, rng: np.random.Generator) -> np.ndarray:
+        w = self.task.check_w(w)
+        cfg = self.config
+        gen = rng_generator(rng)
+        c = torch.as_tensor(self.conditioning(w), dtype=torch.float64)
+        n = torch.randn(len(w), cfg["noise_dim"], generator=gen, dtype=torch.float64)
+        u = torch.as_tensor(w[:, -self.task.d_u:])  # type: ignore[operator]
+        with torch.no_grad():
+            y = u + cfg["amplitude"] * mlp_forward(self.tensors, "h", torch.cat([c, n], 1), cfg["activation"])
+            if cfg["utility"] == "mlp":
+                mean = torch.as_tensor(cfg["u_mean"], dtype=torch.float64)
+                std = torch.as_tensor(cfg["u_std"], dtype=torch.float64)
+                y = y + std * mlp_forward(self.tensors, "f", (y - mean) / std, cfg["utility_activation"])
+        return y.numpy().astype(np.float64)
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return dict(self.config), dict(self.tensors)
+
+    @classmethod
+    def _from_state(cls, task, budget, info, config, tensors):  # type: ignore[override]
+        return cls(task, budget, config, tensors, info)
+
+
+# --------------------------------------------------------------------------
+# learner
+# --------------------------------------------------------------------------
+
+
+@register
+class Chi2Sanitizer(Learner):
+    """Wang & Tay's chi-square sanitizer (eq 21 critic, objective 25, Algorithm 1).
+
+    Parameters
+    ----------
+    schedule : {"default", "paper"}
+        Defaults for steps, batch_size, lr, critic_lr, hidden, layers, critic_steps
+        (``paper``: Adam 1e-4, batch 500, 5-layer MLPs, one critic step per sanitizer step).
+    steps, batch_size, lr, critic_lr, hidden, layers, critic_steps : optional overrides.
+    condition : {"auto", "none", "s", "w"}
+        What the noise network sees besides N (module docstring).
+    noise_dim : int or None
+        Dimension of N (None: d_u).
+    utility : {"identity", "mlp"}
+        Release Y itself, or f_tau(Y) with a utility (reconstruction) network.
+    privacy_weight : float
+        lambda of objective (25).
+    penalty : float
+        rho, the weight of the hinge [D/b - 1]_+ on the batch-mean distortion.
+    eta : float
+        The paper's privacy floor eta of (25) (0: none).
+    lam_m : float
+        The regulariser lambda_m of eq (21).
+    fill_budget : bool
+        Normalise the noise to batch power 1 so that the distortion equals the budget (identity
+        utility) and the hinge never binds; loses nothing, since adding independent noise to
+        use up a budget never increases chi2(S; Z) (data processing).
+    threads : int or None
+        torch intra-op threads while training on CPU.
+    """
+
+    name = "chi2-sanitizer"
+    summary = "Wang & Tay chi-square sanitizer: Z = U + h(C, N), critic estimate of chi2(S;Z) (eq 21), objective (25)"
+    serves = ("mixture", "gaussian")
+    observations = ("useful", "full")
+    privacies = ("chi2",)
+    test_params = {"steps": 25, "batch_size": 64, "hidden": 8, "layers": 2}
+
+    def __init__(self, schedule: str = "default", steps: int | None = None, batch_size: int | None = None,
+                 lr: float | None = None, critic_lr: float | None = None, hidden: int | None = None,
+                 layers: int | None = None, critic_steps: int | None = None, condition: str = "auto",
+                 noise_dim: int | None = None, utility: str = "identity", privacy_weight: float = 1.0,
+                 penalty: float = 10.0, eta: float = 0.0, lam_m: float = 1e-4, fill_budget: bool = True,
+                 threads: int | None = 1) -> None:
+        self.schedule = schedule
+        self.steps = steps
+        self.batch_size = batch_size
+        self.lr = lr
+        self.critic_lr = critic_lr
+        self.hidden = hidden
+        self.layers = layers
+        self.critic_steps = critic_steps
+        self.condition = condition
+        self.noise_dim = noise_dim
+        self.utility = utility
+        self.privacy_weight = privacy_weight
+        self.penalty = penalty
+        self.eta = eta
+        self.lam_m = lam_m
+        self.fill_budget = fill_budget
+        self.threads = threads
+
+    def resolved(self) -> dict[str, Any]:
+        """Hyper-parameters after the schedule's defaults are applied (validated)."""
+        check_choice("schedule", self.schedule, tuple(SCHEDULES))
+        check_choice("condition", self.condition, CONDITIONS)
+        check_choice("utility", self.utility, UTILITIES)
+        hp = dict(SCHEDULES[self.schedule])
+        for key in hp:
+            if getattr(self, key) is not None:
+                hp[key] = getattr(self, key)
+        for key in ("steps", "batch_size", "hidden", "layers", "critic_steps"):
+            if isinstance(hp[key], bool) or not isinstance(hp[key], (int, np.integer)) or hp[key] < 1:
+                raise InputError(f"{key}={hp[key]!r} must be a positive integer")
+        if hp["layers"] < 2:
+            raise InputError(f"layers={hp['layers']!r} must be >= 2")
+        for key in ("lr", "critic_lr"):
+            if not (isinstance(hp[key], (int, float)) and hp[key] > 0 and math.isfinite(hp[key])):
+                raise InputError(f"{key}={hp[key]!r} must be a positive number")
+        for key in ("privacy_weight", "penalty", "eta", "lam_m"):
+            v = getattr(self, key)
+            if not (isinstance(v, (int, float)) and v >= 0 and math.isfinite(v)):
+                raise InputError(f"{key}={v!r} must be a finite number >= 0")
+        if self.noise_dim is not None and (not isinstance(self.noise_dim, int) or self.noise_dim < 1):
+            raise InputError(f"noise_dim={self.noise_dim!r} must be a positive integer or None")
+        return hp
+
+    # ------------------------------------------------------------------
+    def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
+        hp = self.resolved()
+        cond = self.condition
+        if cond == "auto":
+            cond = "none" if task.observation == "useful" else "s"
+        if cond == "s" and task.observation == "useful":
+            raise InputError("condition='s' needs observation 'full' (the mechanism does not see S)")
+        u = np.asarray(samples.u, dtype=float).reshape(len(samples), -1)
+        config: dict[str, Any] = {
+            "condition": cond, "noise_dim": int(self.noise_dim or task.d_u), "activation": "leaky_relu",
+            "utility": self.utility, "utility_activation": "tanh",
+            "u_mean": u.mean(0).tolist(), "u_std": np.maximum(u.std(0), 1e-9).tolist(),
+        }
+        if task.kind == "gaussian":
+            sa = np.asarray(samples.s, dtype=float).reshape(len(samples), -1)
+            config["s_mean"], config["s_std"] = sa.mean(0).tolist(), np.maximum(sa.std(0), 1e-9).tolist()
+        probe = NoiseSanitizer(task, 0.0, {**config, "amplitude": 0.0}, {})
+        w = task.observe(samples)
+        cfeat = probe.conditioning(w)
+        active = [i for i, b in enumerate(budgets) if b > 0]
+        mechs: list[Mechanism | None] = [None] * len(budgets)
+        with torch_threads(self.threads if device.type == "cpu" else None):
+            trained = self._train(samples, task, budgets[active], cfeat, u, config, hp, seed, device) if active else []
+        for i, (tensors, info) in zip(active, trained):
+            mechs[i] = NoiseSanitizer(task, float(budgets[i]), {**config, "amplitude": info.pop("amplitude")},
+                                      tensors, info)
+        d_c = cfeat.shape[1] + config["noise_dim"]
+        zero = {"h.0.weight": torch.zeros(d_c, task.d_u), "h.0.bias": torch.zeros(task.d_u)}  # type: ignore[arg-type]
+        for i, b in enumerate(budgets):
+            if mechs[i] is None:  # budget 0: Z = U
+                mechs[i] = NoiseSanitizer(task, float(b), {**config, "amplitude": 0.0, "utility": "identity"}, zero,
+                                          {"steps": 0})
+        return mechs  # type: ignore[return-value]
+
+    def _train(self, samples: Samples, task: Task, budgets: np.ndarray, cfeat: np.ndarray, u_np: np.ndarray,
+               config: dict[str, Any], hp: dict[str, Any], seed: int, device: torch.device
+               ) -> list[tuple[dict[str, torch.Tensor], dict[str, Any]]]:
+        k, n, d_u = len(budgets), len(samples), task.d_u
+        s_np, g_np, b_np = seeds(seed, 3)
+        rng = np.random.default_rng(s_np)
+        gen = generator(g_np)
+        ngen = generator(b_np, device)
+        hidden, layers = hp["hidden"], hp["layers"]
+        d_c, d_n = cfeat.shape[1], config["noise_dim"]
+        h = init_module(SweepMLP(k, [d_c + d_n] + [hidden] * (layers - 1) + [d_u], "leaky_relu"), gen).to(device)
+        with torch.no_grad():
+            h.net[-1].bias.zero_()
+        f = None
+        if config["utility"] == "mlp":
+            f = init_module(SweepMLP(k, [d_u] + [hidden] * (layers - 1) + [d_u], "tanh"), gen).to(device)
+            with torch.no_grad():
+                f.net[-1].weight.zero_()
+                f.net[-1].bias.zero_()
+        label = task.kind == "mixture"
+        amp = torch.as_tensor(np.sqrt(budgets), dtype=torch.float32, device=device).view(k, 1, 1)
+        bud = torch.as_tensor(budgets, dtype=torch.float32, device=device)
+        u_mean = torch.as_tensor(config["u_mean"], dtype=torch.float32, device=device)
+        u_std = torch.as_tensor(config["u_std"], dtype=torch.float32, device=device)
+        critic = _Critic(k, d_u, None if label else task.d_s, task.n_s if label else None, hidden, layers, gen,
+                         device, u_mean, u_std)
+        ut, ct = to_tensor(u_np, device), to_tensor(cfeat, device)
+        if label:
+            st = torch.as_tensor(np.asarray(samples.s, dtype=np.int64), device=device)
+            p_s = torch.as_tensor(np.bincount(samples.s, minlength=task.n_s) / n, dtype=torch.float32, device=device)
+        else:
+            sa = np.asarray(samples.s, dtype=float).reshape(n, -1)
+            st, p_s = to_tensor((sa - sa.mean(0)) / np.maximum(sa.std(0), 1e-9), device), None
+        gen_params = list(h.parameters())
+        util_params = list(f.parameters()) if f is not None else []
+        opt_g = torch.optim.Adam(gen_params + util_params, lr=hp["lr"])
+        opt_c = torch.optim.Adam(critic.net.parameters(), lr=hp["critic_lr"])
+        bs = min(hp["batch_size"], n)
+
+        fill = self.fill_budget
+
+        def forward(idx: torch.Tensor, noise: torch.Tensor, a: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+            """(Y, Z) for rows idx; amplitude a (k,) or, in training, sqrt(b) (normalised if fill)."""
+            x = torch.cat([ct[idx].expand(k, -1, -1), noise], -1)
+            hx = h(x)
+            if a is None:
+                scale = amp / hx.pow(2).sum(-1).mean(-1).sqrt().clamp_min(1e-12).view(k, 1, 1) if fill else amp
+            else:
+                scale = a.view(k, 1, 1)
+            y = ut[idx] + scale * hx
+            z = y if f is None else y + u_std * f((y - u_mean) / u_std)
+            return y, z
+
+        last: dict[str, float] = {}
+        for step in range(hp["steps"]):
+            idx = torch.as_tensor(rng.integers(0, n, bs), device=device)
+            noise = torch.randn(k, bs, d_n, generator=ngen, device=device)
+            y, z = forward(idx, noise)
+            shift = int(rng.integers(1, bs)) if bs > 1 else 0
+            for _ in range(hp["critic_steps"]):
+                r = critic.ratio(y.detach(), st[idx], p_s, shift)
+                check_loss(r, step, "chi-square critic objective (eq 21)")
+                opt_c.zero_grad()
+                (-r.sum()).backward()
+                opt_c.step()
+            r = critic.ratio(y, st[idx], p_s, shift)
+            priv = torch.sqrt(r + 1e-12).clamp_min(math.sqrt(self.eta))
+            dist = ((z - ut[idx]) ** 2).sum(-1).mean(-1)
+            hinge = torch.relu(dist / bud - 1.0)
+            loss_theta = (self.privacy_weight * priv + self.penalty * hinge).sum()
+            check_loss(loss_theta, step, "sanitizer objective (25)")
+            opt_g.zero_grad()
+            grads = torch.autograd.grad(loss_theta, gen_params, retain_graph=f is not None)
+            for p, g in zip(gen_params, grads):
+                p.grad = g
+            if f is not None:  # the utility model tau minimises the distortion L
+                for p, g in zip(util_params, torch.autograd.grad(dist.sum(), util_params)):
+                    p.grad = g
+            opt_g.step()
+            last = {"chi2_estimate": r.detach().cpu().numpy(), "distortion": dist.detach().cpu().numpy()}
+        return self._calibrate(k, h, f, forward, ut, budgets, ngen, d_n, n, device, hp, last, fill)
+
+    @staticmethod
+    def _calibrate(k: int, h: SweepMLP, f: SweepMLP | None, forward: Any, ut: torch.Tensor, budgets: np.ndarray,
+                   ngen: torch.Generator, d_n: int, n: int, device: torch.device, hp: dict[str, Any],
+                   last: dict[str, Any], fill: bool) -> list[tuple[dict[str, torch.Tensor], dict[str, Any]]]:
+        """Noise amplitude a per budget: the largest a <= a_max with training-set distortion <= budget.
+
+        a_max is sqrt(b / E||h||^2) with ``fill_budget`` (so the identity utility spends the budget
+        exactly), else sqrt(b); found by bisection with fixed noise draws on the training set.
+        """
+        bud = torch.as_tensor(budgets, dtype=torch.float64, device=device)
+        with torch.no_grad():
+            idx = torch.arange(n, device=device)
+            noise = torch.randn(k, n, d_n, generator=ngen, device=device)
+
+            def dist(a: torch.Tensor) -> torch.Tensor:
+                return ((forward(idx, noise, a.float())[1] - ut) ** 2).sum(-1).mean(-1).double()
+
+            a_max = bud.sqrt()
+            full = dist(a_max)
+            if fill:
+                a_max = a_max / dist(torch.ones(k, device=device, dtype=torch.float64)).sqrt().clamp_min(1e-12) \
+                    if f is None else a_max * 4.0
+                full = dist(a_max)
+            lo, hi = torch.zeros_like(a_max), a_max.clone()
+            for _ in range(40):
+                mid = 0.5 * (lo + hi)
+                ok = dist(mid) <= bud
+                lo, hi = torch.where(ok, mid, lo), torch.where(ok, hi, mid)
+            a = torch.where(full <= bud, a_max, lo)
+            final = dist(a)
+        out = []
+        for i in range(k):
+            tensors = sweep_slice(h, i, "h")
+            if f is not None:
+                tensors.update(sweep_slice(f, i, "f"))
+            info = {"steps": hp["steps"], "amplitude": float(a[i]), "train_distortion": float(final[i]),
+                    "over_budget": bool(final[i] > bud[i] * (1 + 1e-6)),
+                    "last_batch_chi2_estimate": float(last["chi2_estimate"][i]) if last else None}
+            out.append((tensors, info))
+        return out

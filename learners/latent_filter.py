@@ -1,0 +1,555 @@
+"""Generative latent filter (Chen, Navidi & Rajagopal, §2, §6.3, §6.7).
+
+A VAE is trained once on U (paper step 1, eq 3 / eq 14); then, with encoder and
+decoder frozen, a linear filter in latent space (eq 49)::
+
+    z ~ q(z | u) = N(mu(u), diag sigma^2(u)),   z~ = z + Gamma [w; y],   Z = decoder(z~)
+
+with w ~ N(0, I) of ``noise_dim`` and y the one-hot S (observation ``full``; the
+standardised S vector for a ``gaussian`` task; absent for ``useful``, where the
+filter only adds noise) is trained adversarially (step 2, eqs 15-17): it
+maximises the loss of an adversary h predicting S from z~ (cross-entropy for a
+label S, squared error for a continuous S) plus ``beta`` times the task
+distortion of the decoded release (our stand-in for the paper's utility
+classifier, since a privbench task has no utility label), subject to a
+divergence budget.
+
+Budget semantics (NOT a distortion budget): the budget is the paper's b in
+eq (16), the batch mean over samples of D(q_psi(. | u) || q_phi(. | u)) between
+the filtered and raw latent posteriors, both Gaussian:
+q_phi = N(mu, Sigma), q_psi = N(mu + Gamma_y y, Sigma + Gamma_w Gamma_w^T).
+``divergence``: ``kl`` (the paper's experiments), ``chi2`` (standard
+chi-square, f(t) = (t - 1)^2; infinite unless Gamma_w Gamma_w^T < Sigma), or
+``mahalanobis``, the paper's implementation (§6.3.1, last paragraph)
+E||Gamma [w; y]||^2_{Sigma^-1} (= 2 KL for a pure mean shift, eq 18).  After
+training Gamma is scaled by the largest t in [0, 1] that meets the budget on
+the training set (all three are increasing in t), so the budget holds exactly
+there.  The privacy it targets is the paper's: a log-loss adversary on S (an
+MI surrogate; the paper reports its accuracy), hence privacies ``mi``/``map``.
+
+Closed forms verified numerically (tests/learners/test_latent_filter.py): the
+paper's Gaussian KL (§6.3.1) and eq (18) are correct.  Its chi-square closed
+forms are not: for Sigma_1 = Sigma_2 it gives (1/2)(e^{-s} - 1)^2 with
+s = ||mu_1 - mu_2||^2_{Sigma^-1} / 2 (bounded by 1/2), while the true value with
+its own f(t) = (t - 1)^2 / 2 is (1/2)(exp(||mu_1 - mu_2||^2_{Sigma^-1}) - 1);
+the general case is |Q| / (|P|^{1/2} |2Q - P|^{1/2}) exp(d^T (2Q - P)^{-1} d) - 1
+for chi^2(N(m_P, P) || N(m_Q, Q)), d = m_P - m_Q, finite iff 2Q - P > 0.
+
+Per-user filters (§6.7.5): :meth:`LatentFilter.fit_users` trains the VAE once on
+all samples and one filter per user on that user's rows only;
+:meth:`fit_autoencoder` / :meth:`fit_filter` do the two steps separately (e.g.
+a VAE on public data, filters on each user's private partition, each user with
+its own S).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from privbench.datasets.errors import InputError
+from privbench.datasets.samples import Samples
+from privbench.datasets.tasks import Task
+
+from .base import Learner, Mechanism, check_budgets, check_choice, mechanism_type
+from .chi2_sanitizer import label_features, mlp_forward
+from .registry import register
+from .torch_utils import (SweepMLP, check_loss, generator, init_module, resolve_device, rng_generator, seeds,
+                          to_tensor, torch_threads)
+
+DIVERGENCES = ("kl", "chi2", "mahalanobis")
+SCHEDULES: dict[str, dict[str, Any]] = {
+    # paper §6.7: MNIST VAE FC(300)-ELU-FC(300), 10-d latent, gamma=0.1, kappa=1, C_L=4 (eq 14), Adam 1e-3,
+    # batch 128, adversary FC(15)-ELU, beta=2, lambda1=lambda2=1000 halved at mid-training (floor 2)
+    "paper": dict(latent_dim=10, hidden=300, vae_steps=6000, filter_steps=6000, batch_size=128, lr=1e-3,
+                  gamma=0.1, kappa=1.0, lipschitz=4.0, adv_hidden=15, adv_steps=1, beta=2.0),
+    "default": dict(latent_dim=8, hidden=128, vae_steps=1500, filter_steps=1500, batch_size=128, lr=1e-3,
+                    gamma=1.0, kappa=0.0, lipschitz=4.0, adv_hidden=15, adv_steps=1, beta=1.0),
+}
+
+
+# --------------------------------------------------------------------------
+# Gaussian closed forms (per sample, batched)
+# --------------------------------------------------------------------------
+
+
+def gaussian_divergence(kind: str, var: torch.Tensor, shift: torch.Tensor, gamma_w: torch.Tensor) -> torch.Tensor:
+    """D(N(m + shift, diag var + G G^T) || N(m, diag var)) for each sample.
+
+    Parameters
+    ----------
+    kind : {"kl", "chi2", "mahalanobis"}
+    var : Tensor, shape (..., n, d) posterior variances.
+    shift : Tensor, shape (..., n, d) mean shifts Gamma_y y.
+    gamma_w : Tensor, shape (..., d, m) noise matrix Gamma_w (broadcast over samples).
+
+    Returns
+    -------
+    Tensor, shape (..., n).  ``chi2`` is the standard chi-square (f(t) = (t-1)^2),
+    with a steep finite barrier where it is infinite (2 var - G G^T not > 0).
+    """
+    inv_sd = var.clamp_min(1e-12).rsqrt()
+    dw = shift * inv_sd                                    # whitened mean shift
+    m = inv_sd.unsqueeze(-1) * gamma_w.unsqueeze(-3)       # (..., n, d, m): Sigma^-1/2 Gamma_w
+    fro = (m ** 2).sum((-1, -2))
+    maha = (dw ** 2).sum(-1)
+    if kind == "mahalanobis":
+        return maha + fro
+    eye_m = torch.eye(m.shape[-1], dtype=m.dtype, device=m.device)
+    logdet_plus = 2 * torch.log(torch.diagonal(torch.linalg.cholesky(eye_m + m.transpose(-1, -2) @ m), 0, -2, -1)).sum(-1)
+    if kind == "kl":
+        return 0.5 * (maha + fro - logdet_plus)
+    a = m @ m.transpose(-1, -2)                            # (..., n, d, d)
+    eye = torch.eye(a.shape[-1], dtype=a.dtype, device=a.device)
+    lam_max = torch.linalg.eigvalsh(a)[..., -1]
+    eps = 1e-3
+    feasible = lam_max < 1 - eps
+    b = eye - torch.where(feasible[..., None, None], a, torch.zeros_like(a))
+    chol = torch.linalg.cholesky(b)
+    logdet_minus = 2 * torch.log(torch.diagonal(chol, 0, -2, -1)).sum(-1)
+    quad = (torch.cholesky_solve(dw.unsqueeze(-1), chol).squeeze(-1) * dw).sum(-1)
+    log1p_chi2 = quad - 0.5 * logdet_plus - 0.5 * logdet_minus
+    barrier = 30.0 + 1e3 * (lam_max - (1 - eps)) + maha
+    log1p_chi2 = torch.where(feasible, log1p_chi2, barrier)
+    capped = log1p_chi2.clamp(max=30.0)
+    return torch.expm1(capped) * (1.0 + torch.relu(log1p_chi2 - 30.0))
+
+
+# --------------------------------------------------------------------------
+# VAE
+# --------------------------------------------------------------------------
+
+
+def _mlp(sizes: Sequence[int]) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        layers.append(nn.Linear(a, b))
+        if i < len(sizes) - 2:
+            layers.append(nn.ELU())
+    return nn.Sequential(*layers)
+
+
+def _plain(seq: nn.Sequential, prefix: str) -> dict[str, torch.Tensor]:
+    """nn.Linear layers as plain tensors in mlp_forward's layout (weight (in, out))."""
+    out: dict[str, torch.Tensor] = {}
+    for j, lin in enumerate(m for m in seq if isinstance(m, nn.Linear)):
+        out[f"{prefix}.{j}.weight"] = lin.weight.detach().t().contiguous().cpu().float()
+        out[f"{prefix}.{j}.bias"] = lin.bias.detach().cpu().float().clone()
+    return out
+
+
+@dataclass
+class Autoencoder:
+    """A trained, frozen VAE: encoder u -> (mu, log var), decoder z -> U-space.
+
+    Attributes
+    ----------
+    config : dict
+        d_u, latent_dim, output ("sigmoid" for images, "linear" otherwise), u_mean,
+        u_std (d_u,) (standardisation of linear outputs), kind.
+    tensors : dict of str -> Tensor
+        ``enc.{j}.*`` and ``dec.{j}.*`` plain MLP layers (:func:`mlp_forward` layout).
+    info : dict
+        Training facts (steps, final loss).
+    """
+
+    config: dict[str, Any]
+    tensors: dict[str, torch.Tensor]
+    info: dict[str, Any]
+
+    def _scale(self, u: torch.Tensor) -> torch.Tensor:
+        if self.config["output"] == "sigmoid":
+            return u
+        return (u - torch.as_tensor(self.config["u_mean"], dtype=u.dtype)) / torch.as_tensor(self.config["u_std"], dtype=u.dtype)
+
+    def encode(self, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(mu, log var), each (n, latent_dim), float64, for U of shape (n, d_u)."""
+        h = mlp_forward(self.tensors, "enc", self._scale(u.double()), "elu")
+        d = self.config["latent_dim"]
+        return h[:, :d], h[:, d:].clamp(-12.0, 8.0)
+
+    def decode(self, z: torch.Tensor) -> torch.Tensor:
+        """U-space release for latents z of shape (n, latent_dim), float64."""
+        x = mlp_forward(self.tensors, "dec", z.double(), "elu")
+        if self.config["output"] == "sigmoid":
+            return torch.sigmoid(x)
+        return x * torch.as_tensor(self.config["u_std"], dtype=x.dtype) + torch.as_tensor(self.config["u_mean"], dtype=x.dtype)
+
+
+# --------------------------------------------------------------------------
+# mechanism
+# --------------------------------------------------------------------------
+
+
+@mechanism_type("latent-filter")
+class LatentFilterMechanism(Mechanism):
+    """Encoder + linear latent filter + decoder (module docstring).
+
+    ``config``: the autoencoder's config plus noise_dim, feature ("onehot", "raw", "none"),
+    s_mean, s_std (raw S), sample_posterior, divergence.  ``tensors``: ``enc.*``, ``dec.*``,
+    ``gamma`` (latent_dim, noise_dim + d_feature).
+    """
+
+    def __init__(self, task: Task, budget: float, config: dict[str, Any], tensors: dict[str, torch.Tensor],
+                 info: dict[str, Any] | None = None) -> None:
+        super().__init__(task, budget, info)
+        self.config = dict(config)
+        self.tensors = {k: v.detach().cpu() for k, v in tensors.items()}
+        self.autoencoder = Autoencoder(self.config, self.tensors, {})
+
+    def features(self, w: np.ndarray) -> np.ndarray:
+        """The filter's S input y for canonical W rows, shape (n, d_feature)."""
+        feat, task = self.config["feature"], self.task
+        if feat == "none":
+            return np.zeros((len(w), 0))
+        if feat == "onehot":
+            s = w[:, 0]
+            if np.any((s != np.round(s)) | (s < 0) | (s >= task.n_s)):  # type: ignore[operator]
+                raise InputError(f"the S column of W must hold labels 0..{task.n_s - 1}")  # type: ignore[operator]
+            return label_features(s.astype(np.int64), task.n_s)  # type: ignore[arg-type]
+        return (w[:, : task.d_s] - np.asarray(self.config["s_mean"])) / np.asarray(self.config["s_std"])
+
+    def release(self, w: Any, rng: np.random.Generator) -> np.ndarray:
+        w = self.task.check_w(w)
+        cfg = self.config
+        gen = rng_generator(rng)
+        u = torch.as_tensor(w[:, -self.task.d_u:])  # type: ignore[operator]
+        y = torch.as_tensor(self.features(w), dtype=torch.float64)
+        with torch.no_grad():
+            mu, logvar = self.autoencoder.encode(u)
+            eps = torch.randn(mu.shape, generator=gen, dtype=torch.float64)
+            z = mu + (torch.exp(0.5 * logvar) * eps if cfg["sample_posterior"] else 0.0)
+            noise = torch.randn(len(w), cfg["noise_dim"], generator=gen, dtype=torch.float64)
+            z = z + torch.cat([noise, y], 1) @ self.tensors["gamma"].double().t()
+            return self.autoencoder.decode(z).numpy().astype(np.float64)
+
+    def params(self) -> dict[str, Any]:
+        return {"gamma": self.tensors["gamma"].tolist()}
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return dict(self.config), dict(self.tensors)
+
+    @classmethod
+    def _from_state(cls, task, budget, info, config, tensors):  # type: ignore[override]
+        return cls(task, budget, config, tensors, info)
+
+
+# --------------------------------------------------------------------------
+# learner
+# --------------------------------------------------------------------------
+
+
+@register
+class LatentFilter(Learner):
+    """Chen, Navidi & Rajagopal's generative latent filter (VAE + linear filter + adversary).
+
+    Parameters
+    ----------
+    schedule : {"default", "paper"}
+        Defaults for latent_dim, hidden, vae_steps, filter_steps, batch_size, lr, gamma
+        (KL weight of eq 12/14), kappa and lipschitz (the decoder gradient penalty of
+        eq 14), adv_hidden, adv_steps, beta (weight of the decoded distortion).
+    latent_dim, hidden, vae_steps, filter_steps, batch_size, lr, gamma, kappa, lipschitz,
+    adv_hidden, adv_steps, beta : optional overrides of the schedule.
+    divergence : {"kl", "chi2", "mahalanobis"}
+        What the budget b bounds (module docstring).
+    noise_dim : int or None
+        Dimension of w (None: latent_dim, as the paper's MNIST filter).
+    sample_posterior : bool
+        Release from z ~ q(z | u) (True) or from its mean.
+    penalty : float
+        lambda_1 = lambda_2 of eq (17) at the start; halved at mid-training, floor 2.
+    threads : int or None
+        torch intra-op threads while training on CPU.
+    """
+
+    name = "latent-filter"
+    summary = ("Chen-Navidi-Rajagopal generative filter: VAE + linear latent filter z + Gamma[w; onehot S] "
+               "vs a log-loss adversary; budget = latent KL/chi2 divergence b, NOT a distortion budget")
+    serves = ("image", "mixture", "gaussian")
+    observations = ("useful", "full")
+    privacies = ("mi", "map")
+    test_params = {"latent_dim": 2, "hidden": 8, "vae_steps": 15, "filter_steps": 15, "batch_size": 32}
+    _KEYS = ("latent_dim", "hidden", "vae_steps", "filter_steps", "batch_size", "lr", "gamma", "kappa",
+             "lipschitz", "adv_hidden", "adv_steps", "beta")
+
+    def __init__(self, schedule: str = "default", latent_dim: int | None = None, hidden: int | None = None,
+                 vae_steps: int | None = None, filter_steps: int | None = None, batch_size: int | None = None,
+                 lr: float | None = None, gamma: float | None = None, kappa: float | None = None,
+                 lipschitz: float | None = None, adv_hidden: int | None = None, adv_steps: int | None = None,
+                 beta: float | None = None, divergence: str = "kl", noise_dim: int | None = None,
+                 sample_posterior: bool = True, penalty: float = 1000.0, threads: int | None = 1) -> None:
+        self.schedule = schedule
+        self.latent_dim = latent_dim
+        self.hidden = hidden
+        self.vae_steps = vae_steps
+        self.filter_steps = filter_steps
+        self.batch_size = batch_size
+        self.lr = lr
+        self.gamma = gamma
+        self.kappa = kappa
+        self.lipschitz = lipschitz
+        self.adv_hidden = adv_hidden
+        self.adv_steps = adv_steps
+        self.beta = beta
+        self.divergence = divergence
+        self.noise_dim = noise_dim
+        self.sample_posterior = sample_posterior
+        self.penalty = penalty
+        self.threads = threads
+
+    def resolved(self) -> dict[str, Any]:
+        """Hyper-parameters after the schedule's defaults (validated)."""
+        check_choice("schedule", self.schedule, tuple(SCHEDULES))
+        check_choice("divergence", self.divergence, DIVERGENCES)
+        hp = dict(SCHEDULES[self.schedule])
+        for key in self._KEYS:
+            if getattr(self, key) is not None:
+                hp[key] = getattr(self, key)
+        for key in ("latent_dim", "hidden", "batch_size", "adv_hidden", "adv_steps"):
+            if isinstance(hp[key], bool) or not isinstance(hp[key], (int, np.integer)) or hp[key] < 1:
+                raise InputError(f"{key}={hp[key]!r} must be a positive integer")
+        for key in ("vae_steps", "filter_steps"):
+            if isinstance(hp[key], bool) or not isinstance(hp[key], (int, np.integer)) or hp[key] < 0:
+                raise InputError(f"{key}={hp[key]!r} must be a non-negative integer")
+        for key in ("lr", "gamma", "kappa", "lipschitz", "beta"):
+            v = hp[key]
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0) or (key == "lr" and v <= 0):
+                raise InputError(f"{key}={v!r} must be a finite number {'> 0' if key == 'lr' else '>= 0'}")
+        if not (isinstance(self.penalty, (int, float)) and self.penalty > 0 and math.isfinite(self.penalty)):
+            raise InputError(f"penalty={self.penalty!r} must be a positive number")
+        if self.noise_dim is not None and (not isinstance(self.noise_dim, int) or self.noise_dim < 1):
+            raise InputError(f"noise_dim={self.noise_dim!r} must be a positive integer or None")
+        return hp
+
+    # --- public two-step API ---------------------------------------------
+    def fit_autoencoder(self, samples: Samples, task: Task, seed: int = 0, device: str = "auto") -> Autoencoder:
+        """Step 1: train the VAE on U (S is not used)."""
+        samples = self._check(samples, task, seed)
+        dev = resolve_device(device)
+        with torch_threads(self.threads if dev.type == "cpu" else None):
+            return self._train_vae(samples, task, self.resolved(), seed, dev)
+
+    def fit_filter(self, autoencoder: Autoencoder, samples: Samples, task: Task, budget: Any, seed: int = 0,
+                   device: str = "auto") -> Mechanism | list[Mechanism]:
+        """Step 2: train filters (one per budget) on ``samples`` with a frozen autoencoder."""
+        samples = self._check(samples, task, seed)
+        if not isinstance(autoencoder, Autoencoder) or autoencoder.config.get("d_u") != task.d_u \
+                or autoencoder.config.get("kind") != task.kind:
+            raise InputError(f"autoencoder does not match this {task.kind} task with d_u={task.d_u}")
+        many = not np.isscalar(budget)
+        budgets = check_budgets(budget if many else [budget])
+        dev = resolve_device(device)
+        with torch_threads(self.threads if dev.type == "cpu" else None):
+            mechs = self._train_filters(autoencoder, samples, task, budgets, self.resolved(), seed, dev)
+        for m in mechs:
+            m._check_finite_state()
+            m.info.setdefault("learner", self.name)
+        return mechs if many else mechs[0]
+
+    def fit_users(self, samples: Samples, task: Task, budget: Any, user_ids: Any, seed: int = 0,
+                  device: str = "auto") -> dict[Any, Mechanism | list[Mechanism]]:
+        """The VAE once on all samples, then one filter per user on that user's rows only (§6.7.5).
+
+        Parameters
+        ----------
+        user_ids : array_like, shape (n,)
+            The owner of each row of ``samples``.
+
+        Returns
+        -------
+        dict user -> Mechanism (or list of them for a list of budgets), users in sorted order.
+        """
+        ids = np.asarray(user_ids)
+        if ids.ndim != 1 or len(ids) != len(samples):
+            raise InputError(f"user_ids must have shape ({len(samples)},), got {ids.shape}")
+        users = np.unique(ids)
+        for user in users:
+            if np.sum(ids == user) < 2:
+                raise InputError(f"user {user!r} has fewer than 2 samples (a filter needs at least 2)")
+        seed_ae, *seed_users = seeds(int(self._check_seed(seed)), 1 + len(users))
+        ae = self.fit_autoencoder(samples, task, seed_ae % 2**31, device)
+        out: dict[Any, Mechanism | list[Mechanism]] = {}
+        for user, s_u in zip(users, seed_users):
+            rows = ids == user
+            part = Samples(np.asarray(samples.s)[rows], np.asarray(samples.u)[rows])
+            out[user.item() if hasattr(user, "item") else user] = self.fit_filter(ae, part, task, budget,
+                                                                                  s_u % 2**31, device)
+        return out
+
+    # --- Learner API ------------------------------------------------------
+    def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
+        hp = self.resolved()
+        seed_ae, seed_f = seeds(seed, 2)
+        with torch_threads(self.threads if device.type == "cpu" else None):
+            ae = self._train_vae(samples, task, hp, seed_ae, device)
+            return self._train_filters(ae, samples, task, budgets, hp, seed_f, device)
+
+    # --- internals --------------------------------------------------------
+    @staticmethod
+    def _check_seed(seed: Any) -> int:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise InputError(f"seed={seed!r} must be a non-negative integer")
+        return int(seed)
+
+    def _check(self, samples: Samples, task: Task, seed: Any) -> Samples:
+        if not isinstance(task, Task):
+            raise InputError(f"task must be a privbench Task, got {type(task).__name__}")
+        if not self.supports(task):
+            raise InputError(f"learner {self.name!r} does not serve a {task.kind} task with observation="
+                             f"{task.observation}, privacy={task.privacy}")
+        self._check_seed(seed)
+        return task.check_samples(samples)
+
+    def _train_vae(self, samples: Samples, task: Task, hp: dict[str, Any], seed: int, device: torch.device
+                   ) -> Autoencoder:
+        u = np.asarray(samples.u, dtype=float).reshape(len(samples), -1)
+        image = task.kind == "image"
+        d_u = task.d_u
+        d_z = int(hp["latent_dim"]) if image else int(min(hp["latent_dim"], d_u))  # type: ignore[type-var]
+        config: dict[str, Any] = {"kind": task.kind, "d_u": d_u, "latent_dim": d_z,
+                                  "output": "sigmoid" if image else "linear",
+                                  "u_mean": u.mean(0).tolist(), "u_std": np.maximum(u.std(0), 1e-9).tolist()}
+        g_seed, r_seed, n_seed = seeds(seed, 3)
+        gen, rng, ngen = generator(g_seed), np.random.default_rng(r_seed), generator(n_seed, device)
+        enc = init_module(_mlp([d_u, hp["hidden"], hp["hidden"], 2 * d_z]), gen).to(device)
+        dec = init_module(_mlp([d_z, hp["hidden"], hp["hidden"], d_u]), gen).to(device)
+        x_all = to_tensor(u if image else (u - u.mean(0)) / np.maximum(u.std(0), 1e-9), device)
+        opt = torch.optim.Adam(list(enc.parameters()) + list(dec.parameters()), lr=hp["lr"])
+        bs = min(hp["batch_size"], len(u))
+        loss = torch.zeros(())
+        for step in range(hp["vae_steps"]):
+            x = x_all[torch.as_tensor(rng.integers(0, len(u), bs), device=device)]
+            h = enc(x)
+            mu, logvar = h[:, :d_z], h[:, d_z:].clamp(-12.0, 8.0)
+            z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=ngen, device=device)
+            out = dec(z)
+            if image:  # Bernoulli likelihood: per-pixel cross-entropy, summed (eq 3)
+                rec = nn.functional.binary_cross_entropy_with_logits(out, x, reduction="none").sum(-1)
+            else:      # unit-variance Gaussian on standardised U (eq 12 with l2)
+                rec = 0.5 * ((out - x) ** 2).sum(-1)
+            kl = 0.5 * (mu ** 2 + logvar.exp() - 1.0 - logvar).sum(-1)
+            loss = (rec + hp["gamma"] * kl).mean()
+            if hp["kappa"] > 0:  # eq (14): decoder gradient penalty on r_alpha
+                alpha = torch.rand(bs, 1, generator=ngen, device=device)
+                zr = (alpha * torch.randn(z.shape, generator=ngen, device=device) + (1 - alpha) * z.detach())
+                zr.requires_grad_(True)
+                dz = dec(zr)
+                grad = torch.autograd.grad((torch.sigmoid(dz) if image else dz).sum(), zr, create_graph=True)[0]
+                loss = loss + hp["kappa"] * (torch.relu(grad.norm(dim=-1) - hp["lipschitz"]) ** 2).mean()
+            check_loss(loss, step, "VAE loss (step 1)")
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        tensors = {**_plain(enc, "enc"), **_plain(dec, "dec")}
+        return Autoencoder(config, tensors, {"vae_steps": hp["vae_steps"], "vae_loss": float(loss.detach())})
+
+    def _train_filters(self, ae: Autoencoder, samples: Samples, task: Task, budgets: np.ndarray,
+                       hp: dict[str, Any], seed: int, device: torch.device) -> list[Mechanism]:
+        cfg = dict(ae.config)
+        n, k, d_z = len(samples), len(budgets), cfg["latent_dim"]
+        d_n = int(self.noise_dim or d_z)
+        label = task.kind in ("mixture", "image")
+        feature = "none" if task.observation == "useful" else ("onehot" if label else "raw")
+        cfg.update(noise_dim=d_n, feature=feature, sample_posterior=bool(self.sample_posterior),
+                   divergence=self.divergence)
+        if feature == "raw":
+            sa = np.asarray(samples.s, dtype=float).reshape(n, -1)
+            cfg["s_mean"], cfg["s_std"] = sa.mean(0).tolist(), np.maximum(sa.std(0), 1e-9).tolist()
+        probe = LatentFilterMechanism(task, 0.0, {**cfg}, {**ae.tensors, "gamma": torch.zeros(d_z, d_n)})
+        w = task.observe(samples)
+        feats = probe.features(w)
+        d_f = feats.shape[1]
+        u64 = torch.as_tensor(np.asarray(samples.u, dtype=float).reshape(n, -1))
+        with torch.no_grad():
+            mu64, logvar64 = ae.encode(u64)
+        mu, var = mu64.float().to(device), logvar64.exp().float().to(device)
+        ft = to_tensor(feats, device)
+        ut = u64.float().to(device)
+        if label:
+            st = torch.as_tensor(np.asarray(samples.s, dtype=np.int64), device=device)
+        else:
+            sa = np.asarray(samples.s, dtype=float).reshape(n, -1)
+            st = to_tensor((sa - sa.mean(0)) / np.maximum(sa.std(0), 1e-9), device)
+        dec = {key: v.to(device) for key, v in ae.tensors.items() if key.startswith("dec.")}
+        g_seed, r_seed, n_seed = seeds(seed, 3)
+        gen, rng, ngen = generator(g_seed), np.random.default_rng(r_seed), generator(n_seed, device)
+        gamma = (0.01 * torch.randn(k, d_z, d_n + d_f, generator=gen)).to(device).requires_grad_(True)
+        n_out = task.n_s if label else task.d_s
+        adv = init_module(SweepMLP(k, [d_z, hp["adv_hidden"], n_out], "elu"), gen).to(device)
+        opt_f = torch.optim.Adam([gamma], lr=hp["lr"])
+        opt_a = torch.optim.Adam(adv.parameters(), lr=hp["lr"])
+        bud = torch.as_tensor(budgets, dtype=torch.float32, device=device)
+        bs = min(hp["batch_size"], n)
+        steps = hp["filter_steps"]
+
+        def adv_loss(logits: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+            if label:
+                return nn.functional.cross_entropy(logits.reshape(-1, n_out), s.repeat(k),
+                                                   reduction="none").view(k, -1).mean(-1)
+            return ((logits - s) ** 2).sum(-1).mean(-1)
+
+        def decode(z: torch.Tensor) -> torch.Tensor:
+            return mlp_forward(dec, "dec", z, "elu")
+
+        def divergence(g: torch.Tensor, var_b: torch.Tensor, f_b: torch.Tensor) -> torch.Tensor:
+            shift = f_b @ g[:, :, d_n:].transpose(1, 2) if d_f else torch.zeros_like(var_b).expand(k, -1, -1)
+            return gaussian_divergence(self.divergence, var_b.expand(k, -1, -1), shift,
+                                       g[:, :, :d_n]).mean(-1)
+
+        for step in range(steps):
+            idx = torch.as_tensor(rng.integers(0, n, bs), device=device)
+            z = mu[idx] + (var[idx].sqrt() * torch.randn(bs, d_z, generator=ngen, device=device)
+                           if self.sample_posterior else 0.0)
+            noise = torch.randn(k, bs, d_n, generator=ngen, device=device)
+            inp = torch.cat([noise, ft[idx].expand(k, -1, -1)], -1)
+            zt = z + inp @ gamma.transpose(1, 2)
+            for _ in range(hp["adv_steps"]):
+                la = adv_loss(adv(zt.detach()), st[idx])
+                check_loss(la, step, "adversary loss")
+                opt_a.zero_grad()
+                la.sum().backward()
+                opt_a.step()
+            priv = -adv_loss(adv(zt), st[idx])
+            div = divergence(gamma, var[idx], ft[idx])
+            lam = max(self.penalty / 2 ** int(2 * step >= steps), 2.0)
+            loss = priv + lam * (torch.relu(div - bud) + (div - bud) ** 2)
+            if hp["beta"] > 0:
+                x = decode(zt)
+                if cfg["output"] == "sigmoid":
+                    util = nn.functional.binary_cross_entropy_with_logits(
+                        x, ut[idx].expand(k, -1, -1), reduction="none").mean(-1).mean(-1)
+                else:
+                    std = torch.as_tensor(cfg["u_std"], device=device, dtype=torch.float32)
+                    mean = torch.as_tensor(cfg["u_mean"], device=device, dtype=torch.float32)
+                    util = ((x * std + mean - ut[idx]) ** 2).sum(-1).mean(-1)
+                loss = loss + hp["beta"] * util
+            check_loss(loss, step, "filter objective (15)-(17)")
+            opt_f.zero_grad()
+            loss.sum().backward()
+            opt_f.step()
+        # project: largest t in [0, 1] with the training-set divergence of t*Gamma within budget
+        with torch.no_grad():
+            g = gamma.detach()
+            full = divergence(g, var, ft)
+            lo, hi = torch.zeros(k, device=device), torch.ones(k, device=device)
+            for _ in range(40):
+                mid = 0.5 * (lo + hi)
+                ok = divergence(g * mid.view(k, 1, 1), var, ft) <= bud
+                lo, hi = torch.where(ok, mid, lo), torch.where(ok, hi, mid)
+            t = torch.where(full <= bud, torch.ones_like(lo), lo)
+            g = g * t.view(k, 1, 1)
+            final = divergence(g, var, ft)
+        mechs: list[Mechanism] = []
+        for i in range(k):
+            info = {**ae.info, "filter_steps": steps, "divergence": self.divergence,
+                    "train_divergence": float(final[i]), "projection": float(t[i]),
+                    "budget_meaning": f"mean latent {self.divergence} divergence (not a distortion budget)"}
+            mechs.append(LatentFilterMechanism(task, float(budgets[i]), cfg,
+                                               {**ae.tensors, "gamma": g[i].cpu().float()}, info))
+        return mechs
