@@ -21,7 +21,7 @@ reconstruction loss of X from Y by letting U = X").  The ``gaussian`` kind
 (continuous S) uses the same estimator with permuted pairs for the product
 p_S p_Z.
 
-Mechanism: ``Y = U + c sqrt(budget) h(C, N)``, N ~ N(0, I) of ``noise_dim``, with
+Mechanism: ``Y = U + a h(C, N)``, N ~ N(0, I) of ``noise_dim``, with
 the noise network conditioned on C: nothing (``condition="none"``, the paper's
 experiment), S (``"s"``: one-hot label, or the standardised S vector), or all of
 W (``"w"``, the general eq 24).  ``"auto"`` is ``none`` for observation
@@ -35,15 +35,25 @@ Budget: privbench budgets are distortion budgets, so objective (25)
 used with the roles swapped: each budget b trains
 ``min_theta max_phi lambda max(sqrt(chi2_hat), sqrt(eta)) + rho [D_hat / b - 1]_+``
 with D_hat the batch mean of ||Z - U||^2 (eta, the paper's privacy floor, is 0
-by default).  After training the noise amplitude c in [0, 1] is set by
-bisection so that the training-set distortion (with fixed noise draws) is at
-most b.
+by default).  With ``fill_budget`` (default) the noise is normalised to batch
+power b, a = sqrt(b / E||h||^2), so the identity utility spends the budget
+exactly and only the noise's shape is learned; this loses nothing, because
+adding independent noise never increases chi^2(S; Z).  After training the
+amplitude a is fixed on the whole training set (fixed noise draws; bisection
+below the training amplitude where the utility network is used) so that the
+training-set distortion is at most b.
 
 Formulas verified numerically (tests/learners/test_chi2_sanitizer.py): (20) and
 (21) attain chi^2 at g = 1 - p/q and never exceed it; the chi-square
 information of a bivariate Gaussian with correlation rho is rho^2 / (1 - rho^2).
 The paper's §III closed form chi^2(N(mu0, s^2) || N(mu1, s^2)) =
 exp((mu0 - mu1)^2 / s^2) lacks the "- 1" (exp(.) - 1 is correct).
+
+Measured (binary-gmm prior 0.5, mu 1, sigmas 1, observation useful, 4000 samples,
+default schedule, budget 1): the learned noise is bimodal (kurtosis 1.2) and a
+histogram-Bayes attacker on 4e5 fresh releases reaches 0.744 at distortion 0.993,
+below the 0.760 of the best Gaussian noise (GAP Theorem 2): that optimum holds
+within Gaussian noise only, not over all additive noise.
 """
 
 from __future__ import annotations
@@ -210,10 +220,10 @@ def estimate_chi2(s: Any, z: Any, n_s: int | None = None, steps: int = 1500, hid
 
 @mechanism_type("noise-sanitizer")
 class NoiseSanitizer(Mechanism):
-    """Z = U + c sqrt(budget) h(C, N) (then f_tau for ``utility="mlp"``); see the module docstring.
+    """Z = U + a h(C, N) (then f_tau for ``utility="mlp"``); see the module docstring.
 
     ``config``: condition, noise_dim, activation, utility, utility_activation,
-    amplitude (c sqrt(budget)), u_mean, u_std (d_u,), s_mean, s_std (gaussian S).
+    amplitude (a), u_mean, u_std (d_u,), s_mean, s_std (gaussian S).
     ``tensors``: ``h.{j}.weight``/``bias`` and, for ``mlp``, ``f.{j}.*``.
     """
 
@@ -486,8 +496,8 @@ class Chi2Sanitizer(Learner):
                    last: dict[str, Any], fill: bool) -> list[tuple[dict[str, torch.Tensor], dict[str, Any]]]:
         """Noise amplitude a per budget: the largest a <= a_max with training-set distortion <= budget.
 
-        a_max is sqrt(b / E||h||^2) with ``fill_budget`` (so the identity utility spends the budget
-        exactly), else sqrt(b); found by bisection with fixed noise draws on the training set.
+        a_max is the training amplitude: sqrt(b / E||h||^2) with ``fill_budget`` (so the identity
+        utility spends the budget exactly), else sqrt(b); bisection with fixed noise draws.
         """
         bud = torch.as_tensor(budgets, dtype=torch.float64, device=device)
         with torch.no_grad():
@@ -498,11 +508,11 @@ class Chi2Sanitizer(Learner):
                 return ((forward(idx, noise, a.float())[1] - ut) ** 2).sum(-1).mean(-1).double()
 
             a_max = bud.sqrt()
+            if fill:  # the training amplitude sqrt(b) / sqrt(E||h||^2), here on the whole training set
+                ones = torch.ones(k, device=device)
+                power = ((forward(idx, noise, ones)[0] - ut) ** 2).sum(-1).mean(-1).double()
+                a_max = a_max / power.sqrt().clamp_min(1e-12)
             full = dist(a_max)
-            if fill:
-                a_max = a_max / dist(torch.ones(k, device=device, dtype=torch.float64)).sqrt().clamp_min(1e-12) \
-                    if f is None else a_max * 4.0
-                full = dist(a_max)
             lo, hi = torch.zeros_like(a_max), a_max.clone()
             for _ in range(40):
                 mid = 0.5 * (lo + hi)
