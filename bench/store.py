@@ -1,0 +1,361 @@
+"""The results store: one long table per results directory, written atomically.
+
+Layout of a results directory ``DIR``::
+
+    DIR/privbench-results.json        marker: this is a privbench results directory
+    DIR/records/part-<key>-<run>.parquet   one part per finished case (all its budgets)
+    DIR/claims/<key>.lock             advisory locks of cases being computed (fcntl)
+    DIR/runs/<run>.json               one manifest per run (command, suite, counts, times)
+
+Every part is written to a hidden temporary file, flushed to disk, then renamed
+(``os.replace``): a reader never sees half a part, and an interrupted run
+(Ctrl-C, ``kill -9``) leaves only whole parts.  Part names carry the run id, so
+two runs writing to one directory never overwrite each other; a case being
+computed is locked (``fcntl.flock``, released by the kernel when its process
+dies), so two runs resuming into one directory never compute it twice.
+
+:func:`read_records` concatenates the parts into one table with the columns of
+:data:`SCHEMA` (one row per case id; a later successful attempt supersedes a
+failed one).  A part that cannot be read is an :class:`InputError` naming the
+file: never silently dropped.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+import socket
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from privbench.datasets.errors import InputError
+
+MARKER = "privbench-results.json"
+FORMAT = "privbench-results/1"
+
+_STR, _F, _I, _B = "string", "float64", "int64", "bool"
+COLUMNS: list[tuple[str, str]] = [
+    ("case_id", _STR), ("suite", _STR), ("experiment", _STR), ("scenario", _STR), ("scenario_id", _STR),
+    ("params", _STR), ("observation", _STR), ("privacy", _STR), ("objective", _STR), ("family", _STR),
+    ("learner", _STR),
+    ("learner_params", _STR), ("budget", _F), ("seed", _I), ("rep", _I), ("n_train", _I), ("n_eval", _I),
+    ("status", _STR), ("error", _STR), ("leakage", _F), ("leakage_evaluator", _STR), ("leakage_kind", _STR),
+    ("leakage_stderr", _F), ("distortion", _F), ("distortion_evaluator", _STR), ("distortion_kind", _STR),
+    ("distortion_stderr", _F), ("optimum_at_distortion", _F), ("optimum_at_budget", _F), ("bound_kind", _STR),
+    ("gap", _F), ("overshoot", _F), ("below_bound", _B), ("below_bound_reason", _STR), ("evaluations", _STR),
+    ("train_time_s", _F), ("wall_time_s", _F), ("device", _STR), ("host", _STR), ("privbench_version", _STR),
+    ("git_commit", _STR), ("torch_version", _STR), ("numpy_version", _STR), ("started_at", _STR),
+    ("finished_at", _STR), ("case_key", _STR), ("run_id", _STR),
+]
+COLUMN_NAMES = [c for c, _ in COLUMNS]
+STATUSES = ("ok", "failed", "timeout")
+
+
+def schema():
+    """The pyarrow schema every part is written with (so the parts form one dataset)."""
+    import pyarrow as pa
+
+    types = {_STR: pa.string(), _F: pa.float64(), _I: pa.int64(), _B: pa.bool_()}
+    return pa.schema([(name, types[t]) for name, t in COLUMNS])
+
+
+def new_run_id() -> str:
+    """A run id unique across processes and hosts: time, then random bits."""
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + secrets.token_hex(4)
+
+
+@dataclass
+class Claim:
+    """An advisory lock on a case; released by :meth:`release` or the process's death."""
+
+    fd: int
+    path: Path
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+            finally:
+                os.close(self.fd)
+                self.fd = -1
+
+
+class ResultsDir:
+    """A privbench results directory (see the module docstring).
+
+    Parameters
+    ----------
+    path : path-like
+    create : bool
+        Create it (and its marker) when missing or empty; otherwise it must exist.
+
+    Raises
+    ------
+    InputError
+        ``path`` is a file, a non-empty directory without the privbench marker
+        (a foreign directory), has a broken marker, or cannot be written.
+    """
+
+    def __init__(self, path: str | os.PathLike, create: bool = True) -> None:
+        self.path = Path(path)
+        p = self.path
+        if p.exists() and not p.is_dir():
+            raise InputError(f"results directory {str(p)!r} is a file, not a directory")
+        marker = p / MARKER
+        if p.is_dir():
+            # the marker is always created first (from a .tmp- file)
+            entries = sorted(x.name for x in p.iterdir() if not x.name.startswith(".tmp-"))
+            if entries and MARKER not in entries:
+                raise InputError(f"{str(p)!r} is not a privbench results directory (it holds {entries[0]!r} "
+                                 f"and no {MARKER}); choose a new or empty --out")
+        if not p.exists() and not create:
+            raise InputError(f"results directory {str(p)!r} does not exist")
+        if marker.exists():
+            self._check_marker(marker)
+        if create:
+            self._make_writable()
+
+    # ------------------------------------------------------------------
+    def _check_marker(self, marker: Path) -> None:
+        try:
+            data = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"results marker {str(marker)!r} is unreadable or corrupted ({exc})") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise InputError(f"{str(marker)!r} is not a privbench results marker (format {FORMAT} expected)")
+
+    def _make_writable(self) -> None:
+        p = self.path
+        try:
+            p.mkdir(parents=True, exist_ok=True)
+            self._create_marker()
+            for sub in ("records", "claims", "runs"):
+                (p / sub).mkdir(exist_ok=True)
+            probe = tempfile.NamedTemporaryFile(dir=p / "records", prefix=".tmp-probe-", delete=True)
+            probe.close()
+        except OSError as exc:
+            raise InputError(f"cannot write to results directory {str(p)!r} ({exc.strerror or exc})") from None
+
+    def _create_marker(self) -> None:
+        """Create the marker whole and exclusively (a hard link of a complete temporary file)."""
+        marker = self.path / MARKER
+        if marker.exists():
+            return
+        body = json.dumps({"format": FORMAT, "created_at": _now(), "host": socket.gethostname()})
+        fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", dir=self.path)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(body)
+                fh.flush()
+                os.fsync(fh.fileno())
+            try:
+                os.link(tmp, marker)
+            except FileExistsError:  # another run created it first
+                self._check_marker(marker)
+        finally:
+            os.unlink(tmp)
+
+    @property
+    def records_dir(self) -> Path:
+        return self.path / "records"
+
+    def parts(self, key: str | None = None) -> list[Path]:
+        """Finished part files (of case ``key`` only, if given), sorted by name; temporaries excluded."""
+        d = self.records_dir
+        if not d.is_dir():
+            return []
+        pattern = f"part-{key}-*.parquet" if key else "*.parquet"
+        return sorted(x for x in d.glob(pattern) if not x.name.startswith((".", "_")))
+
+    def statuses(self, key: str | None = None) -> dict[str, str]:
+        """case_id -> best status stored (``ok`` beats ``failed``/``timeout``); of case ``key`` if given."""
+        out: dict[str, str] = {}
+        for part in self.parts(key):
+            tab = _read_part(part, columns=["case_id", "status"])
+            for cid, st in zip(tab.column("case_id").to_pylist(), tab.column("status").to_pylist()):
+                if out.get(cid) != "ok":
+                    out[cid] = st
+        return out
+
+    # ------------------------------------------------------------------
+    def claim(self, key: str) -> Claim | None:
+        """Lock case ``key`` for this process; None when another live process holds it."""
+        path = self.path / "claims" / f"{key}.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        return Claim(fd, path)
+
+    def write(self, rows: list[dict[str, Any]], key: str, run_id: str) -> Path:
+        """Write one case's rows as a new part, atomically; returns its path."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pylist([_conform(r) for r in rows], schema=schema())
+        final = self.records_dir / f"part-{key}-{run_id}.parquet"
+        fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", suffix=".parquet", dir=self.records_dir)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pq.write_table(table, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        _fsync_dir(self.records_dir)
+        return final
+
+    def write_manifest(self, run_id: str, info: dict[str, Any]) -> None:
+        """Write (or update) this run's manifest ``runs/<run_id>.json`` atomically."""
+        _atomic_text(self.path / "runs" / f"{run_id}.json", json.dumps(info, indent=1, default=str))
+
+    def clean_stale_temporaries(self) -> int:
+        """Remove ``.tmp-<pid>-*`` files left by dead processes of this host; returns the count."""
+        n = 0
+        for x in self.records_dir.glob(".tmp-*"):
+            parts = x.name.split("-")
+            if len(parts) > 2 and parts[1].isdigit() and not _alive(int(parts[1])):
+                try:
+                    x.unlink()
+                    n += 1
+                except OSError:
+                    pass
+        return n
+
+
+def read_records(path: str | os.PathLike, all_attempts: bool = False):
+    """The long table of a results directory as a pandas DataFrame (columns :data:`COLUMN_NAMES`).
+
+    Parameters
+    ----------
+    path : path-like
+        A results directory.
+    all_attempts : bool
+        Keep every stored attempt; by default one row per ``case_id``: an ``ok``
+        row beats a failed or timed-out one, then the latest ``finished_at``.
+
+    Raises
+    ------
+    InputError
+        Not a results directory, or a corrupted part (named).
+    """
+    import pandas as pd
+    import pyarrow as pa
+
+    store = ResultsDir(path, create=False)
+    tables = [_read_part(p) for p in store.parts()]
+    if not tables:
+        return schema().empty_table().to_pandas()
+    df = pa.concat_tables(tables).to_pandas()
+    if all_attempts or df.empty:
+        return df.reset_index(drop=True)
+    rank = (df["status"] != "ok").astype(int)
+    order = df.assign(_rank=rank).sort_values(["_rank", "finished_at", "run_id"], ascending=[True, False, True],
+                                              kind="stable")
+    out = order.drop_duplicates("case_id", keep="first").drop(columns="_rank")
+    return out.sort_values(["started_at", "case_id"], kind="stable").reset_index(drop=True)
+
+
+def export_csv(path: str | os.PathLike, csv_path: str | os.PathLike) -> Path:
+    """Write the results table of ``path`` to ``csv_path`` (atomically); returns the CSV path."""
+    df = read_records(path)
+    out = Path(csv_path)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_text(out, df.to_csv(index=False))
+    except OSError as exc:
+        raise InputError(f"cannot write CSV file {str(out)!r} ({exc.strerror or exc})") from None
+    return out
+
+
+# --------------------------------------------------------------------------
+
+
+def _read_part(path: Path, columns: list[str] | None = None):
+    import pyarrow.parquet as pq
+
+    try:
+        tab = pq.read_table(path, columns=columns)
+    except Exception as exc:  # noqa: BLE001 - any failure to parse is a corrupted file
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"results file {str(path)!r} is corrupted ({msg}); move it away and rerun with "
+                         "--resume to recompute its cases") from None
+    missing = [c for c in (columns or COLUMN_NAMES) if c not in tab.column_names]
+    if missing:
+        raise InputError(f"results file {str(path)!r} is not a privbench part (no column {missing[0]!r})")
+    if columns is None:
+        try:
+            tab = tab.select(COLUMN_NAMES).cast(schema())
+        except Exception as exc:  # noqa: BLE001
+            raise InputError(f"results file {str(path)!r} has unexpected column types ({exc})") from None
+    return tab
+
+
+def _conform(row: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(row) - set(COLUMN_NAMES)
+    if unknown:  # pragma: no cover - a runner bug
+        raise KeyError(f"unknown record columns {sorted(unknown)}")
+    if row.get("status") not in STATUSES:  # pragma: no cover - a runner bug
+        raise ValueError(f"status={row.get('status')!r} (allowed: {STATUSES})")
+    return {c: row.get(c) for c in COLUMN_NAMES}
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover
+        return True
+    return True
+
+
+def _now() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def now() -> str:
+    """UTC timestamp, ISO 8601 with microseconds (sortable as text)."""
+    return _now()
+
+
+def case_ids_present(statuses: dict[str, str], ids: Iterable[str], retry_failed: bool) -> list[bool]:
+    """Per id: is it finished (any status, or only ``ok`` when ``retry_failed``)?"""
+    return [(statuses.get(i) == "ok") if retry_failed else (i in statuses) for i in ids]
