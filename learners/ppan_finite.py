@@ -1,0 +1,381 @@
+"""PPAN for finite alphabets (PPAN paper §II-B, §II-C1, §III-A), and the finite game engine.
+
+The mechanism is a softmax channel P(Z=z | W=w) = softmax(logits[w])_z (PPAN's
+"single linear layer without bias on a one-hot input, then softmax") and the
+adversary a softmax table q(S=s | Z=z).  Both are trained on the *exact*
+expectation over Z (PPAN eq (6)) and over the empirical joint of (S, W) of the
+training samples, so a step has no minibatch noise: with G[s, w] = P^(S=s, W=w)
+and the channel C, P(S=s, Z=z) = sum_w G[s, w] C[w, z], and the game is
+
+    min_C  max_q  sum_{s,z} P(s, z) log q(s|z) + H^(S)    (= I^(S;Z) at the best q, eq (2))
+    subject to  E^ d(U, Z) = sum_{w,z} P^(W=w) E^[d(U, z) | W=w] C[w, z] <= budget.
+
+The constraint is the *batch-mean* distortion (the whole empirical joint):
+``penalty`` adds lambda * max(0, d - budget)^2 (PPAN §II-B; applied per sample,
+as eq (8) literally reads, it pushes every sample below the budget and
+collapses to Z = U); ``lagrangian`` adds mu * (d - budget) with dual ascent on
+mu >= 0; ``augmented`` is the PHR augmented Lagrangian
+(rho/2) [max(0, d - budget + mu/rho)^2 - (mu/rho)^2] with mu <- max(0, mu + dual_lr (d - budget)).
+
+All budgets train at once: parameters carry a leading sweep dimension (logits
+of shape (k, n_w, n_z), adversary (k, n_z, n_s)).  Gradients are written out by
+hand (no autograd graph: ~3x faster for these tiny tensors) and fed to a
+batched Adam.  One thread by default: with two threads on a shared 2-core
+machine a 20-budget curve took 45 s instead of 2-5 s (see
+tests/benchmarks/test_bench_learners_finite.py).
+
+:func:`play` is the engine; the GAP learner (:mod:`.gap_binary`) reuses it with
+its own adversary losses, belief and constraint forms.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import torch
+
+from privbench.datasets.errors import InputError
+from privbench.datasets.samples import Samples
+from privbench.datasets.tasks import Task
+
+from .base import Learner, Mechanism, check_choice
+from .mechanisms import FiniteChannel
+from .registry import register
+from .torch_utils import check_loss, generator, torch_threads
+
+CONSTRAINTS = ("penalty", "linear-penalty", "lagrangian", "augmented")
+INITS = ("least-distortion", "random", "dirichlet")
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """Hyper-parameters of one finite privatizer-vs-adversary game (see module docstring).
+
+    ``adversary_loss``: ``log`` (cross-entropy; the privatizer plays against log q),
+    ``alpha`` (the adversary trains on the alpha-loss, GAP eq (7)) or ``tilted``
+    (the adversary trains on cross-entropy; the privatizer plays against its
+    alpha-tilted decision q^alpha / sum q^alpha, the alpha-loss-optimal rule for
+    that belief).  ``belief``: ``expected`` scores E_Z[loss(q(S|Z))] (PPAN eq (6));
+    ``mixture`` scores loss(sum_z P(z|w) q(S|z)) (GAP eq (33)).
+    ``parametrization``: ``softmax`` logits, or ``direct`` probabilities
+    projected back onto the simplex after each step (GAP §3.2's theta_p = s).
+    """
+
+    steps: int = 3000
+    lr: float = 0.05
+    adversary_lr: float = 0.1
+    adversary_steps: int = 1
+    lr_decay: str = "cosine"
+    lr_final: float = 0.01
+    constraint: str = "augmented"
+    penalty: float = 20.0
+    penalty_growth: float = 0.0
+    dual_lr: float = 1.0
+    init: str = "least-distortion"
+    init_scale: float = 3.0
+    parametrization: str = "softmax"
+    adversary_loss: str = "log"
+    alpha: float = 1.0
+    belief: str = "expected"
+    betas: tuple[float, float] = (0.9, 0.999)
+
+    def check(self) -> "GameConfig":
+        for name in ("steps", "adversary_steps"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise InputError(f"{name}={v!r} must be a positive integer")
+        for name in ("lr", "adversary_lr", "dual_lr", "init_scale"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                raise InputError(f"{name}={v!r} must be a positive finite number")
+        for name in ("penalty", "penalty_growth"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise InputError(f"{name}={v!r} must be a finite number >= 0")
+        if not 0 < self.lr_final <= 1:
+            raise InputError(f"lr_final={self.lr_final!r} must be in (0, 1]")
+        check_choice("lr_decay", self.lr_decay, ("none", "cosine"))
+        check_choice("constraint", self.constraint, CONSTRAINTS)
+        check_choice("init", self.init, INITS)
+        check_choice("parametrization", self.parametrization, ("softmax", "direct"))
+        check_choice("adversary_loss", self.adversary_loss, ("log", "alpha", "tilted"))
+        check_choice("belief", self.belief, ("expected", "mixture"))
+        if not (isinstance(self.alpha, (int, float)) and self.alpha >= 1):
+            raise InputError(f"alpha={self.alpha!r} must be a number >= 1 (inf allowed)")
+        if self.belief == "mixture" and self.adversary_loss != "log":
+            raise InputError("belief='mixture' (GAP eq (33)) is defined for the cross-entropy adversary only")
+        return self
+
+
+def empirical_tables(samples: Samples, task: Task) -> tuple[np.ndarray, np.ndarray, int]:
+    """The training joint as the game needs it.
+
+    Returns
+    -------
+    g_sw : ndarray, shape (n_s, n_w)
+        P^(S=s, W=w), the empirical joint of S and what the mechanism observes.
+    d_wz : ndarray, shape (n_w, n_z)
+        P^(W=w) E^[d(U, z) | W=w]: the expected distortion is sum(d_wz * C).
+    unseen : int
+        Number of W values absent from the samples (their channel rows get no gradient).
+    """
+    n_s, n_u, n_w = task.n_s, task.n_u, task.n_w
+    w = task.observe(samples)
+    n = len(samples)
+    g_sw = np.bincount(samples.s * n_w + w, minlength=n_s * n_w).reshape(n_s, n_w) / n
+    g_uw = np.bincount(samples.u * n_w + w, minlength=n_u * n_w).reshape(n_u, n_w) / n
+    d_wz = g_uw.T @ task.distortion_array()
+    return g_sw, d_wz, int((g_sw.sum(axis=0) == 0).sum())
+
+
+class _Adam:
+    """Adam on one tensor with externally supplied gradients (batched over the sweep dimension)."""
+
+    def __init__(self, x: torch.Tensor, betas: tuple[float, float], eps: float = 1e-8) -> None:
+        self.x, (self.b1, self.b2), self.eps = x, betas, eps
+        self.m, self.v, self.t = torch.zeros_like(x), torch.zeros_like(x), 0
+
+    def step(self, grad: torch.Tensor, lr: float) -> None:
+        self.t += 1
+        self.m.mul_(self.b1).add_(grad, alpha=1 - self.b1)
+        self.v.mul_(self.b2).addcmul_(grad, grad, value=1 - self.b2)
+        denom = (self.v / (1 - self.b2 ** self.t)).sqrt_().add_(self.eps)
+        self.x.addcdiv_(self.m, denom, value=-lr / (1 - self.b1 ** self.t))
+
+
+def project_simplex(x: torch.Tensor) -> torch.Tensor:
+    """Euclidean projection of each last-axis row of ``x`` onto the probability simplex."""
+    n = x.shape[-1]
+    srt, _ = torch.sort(x, dim=-1, descending=True)
+    css = srt.cumsum(-1) - 1
+    idx = torch.arange(1, n + 1, device=x.device, dtype=x.dtype)
+    rho = ((srt - css / idx) > 0).sum(-1, keepdim=True).clamp_min(1)
+    theta = css.gather(-1, rho - 1) / rho.to(x.dtype)
+    return (x - theta).clamp_min(0)
+
+
+def _initial(cfg: GameConfig, d_wz: np.ndarray, task: Task, k: int, gen: torch.Generator,
+             dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    n_w, n_z, n_s = task.n_w, task.n_z, task.n_s
+    if cfg.init == "least-distortion":
+        # logits favour argmin_z d(u, z) of the U that w carries (the identity for Hamming)
+        d = task.distortion_array()
+        u_of_w = np.arange(n_w) % task.n_u  # type: ignore[operator]
+        base = torch.zeros(n_w, n_z, dtype=dtype)  # type: ignore[arg-type]
+        base[torch.arange(n_w), torch.as_tensor(d.argmin(axis=1)[u_of_w])] = cfg.init_scale
+        priv = base + 0.1 * torch.randn(k, n_w, n_z, generator=gen, dtype=dtype)  # type: ignore[arg-type]
+    elif cfg.init == "random":  # LeCun normal on a one-hot input (Chainer's Linear default)
+        priv = torch.randn(k, n_w, n_z, generator=gen, dtype=dtype) / math.sqrt(n_w)  # type: ignore[arg-type]
+    else:  # rows uniform on the simplex (GAP's s uniform in [0, 1] for binary Z)
+        e = -torch.log(torch.rand(k, n_w, n_z, generator=gen, dtype=dtype).clamp_min(1e-300))  # type: ignore[arg-type]
+        priv = e / e.sum(-1, keepdim=True)
+        if cfg.parametrization == "softmax":
+            priv = torch.log(priv.clamp_min(1e-12))
+    if cfg.parametrization == "direct" and cfg.init != "dirichlet":
+        priv = torch.softmax(priv, -1)
+    adv = torch.randn(k, n_z, n_s, generator=gen, dtype=dtype) / math.sqrt(n_z)  # type: ignore[arg-type]
+    return priv, adv
+
+
+def play(g_sw: np.ndarray, d_wz: np.ndarray, task: Task, budgets: np.ndarray, cfg: GameConfig, seed: int,
+         device: torch.device, dtype: torch.dtype = torch.float64,
+         what: str = "privatizer loss") -> tuple[np.ndarray, dict[str, Any]]:
+    """Train one privatizer/adversary pair per budget, all budgets batched.
+
+    Parameters
+    ----------
+    g_sw, d_wz : ndarray, shapes (n_s, n_w) and (n_w, n_z)
+        From :func:`empirical_tables`.
+    budgets : ndarray, shape (k,)
+    cfg : GameConfig
+    seed : int
+        Seeds the initial parameters (a CPU torch.Generator: same numbers on any device).
+
+    Returns
+    -------
+    channels : ndarray, shape (k, n_w, n_z)
+    info : dict
+        Per-budget lists ``train_distortion``, ``multiplier`` and ``adversary_value``
+        (the adversary's final objective: the variational estimate of I^(S;Z) for
+        the cross-entropy adversary), plus ``steps`` and ``train_seconds``.
+
+    Raises
+    ------
+    TrainingError
+        When the privatizer loss is NaN/inf, naming the step.
+    """
+    cfg = cfg.check()
+    t0 = time.perf_counter()
+    k = len(budgets)
+    gen = generator(seed)
+    priv0, adv0 = _initial(cfg, d_wz, task, k, gen, dtype)
+    P = priv0.to(device)
+    A = adv0.to(device)
+    gs_t = torch.as_tensor(g_sw.T, dtype=dtype, device=device).contiguous()  # (n_w, n_s)
+    dw = torch.as_tensor(d_wz, dtype=dtype, device=device)
+    b = torch.as_tensor(budgets, dtype=dtype, device=device)
+    p_s = torch.as_tensor(g_sw.sum(axis=1), dtype=dtype, device=device)
+    h_s = -torch.special.xlogy(p_s, p_s).sum()
+    mu = torch.zeros(k, dtype=dtype, device=device)
+    opt_p, opt_a = _Adam(P, cfg.betas), _Adam(A, cfg.betas)
+    softmax = cfg.parametrization == "softmax"
+    alpha = float(cfg.alpha)
+    expo = 1.0 - 1.0 / alpha  # 1 for alpha = inf
+    mixture = cfg.belief == "mixture"
+    for t in range(cfg.steps):
+        scale = 1.0 if cfg.lr_decay == "none" else \
+            cfg.lr_final + (1 - cfg.lr_final) * 0.5 * (1 + math.cos(math.pi * t / cfg.steps))
+        C = torch.softmax(P, -1) if softmax else P
+        if mixture:
+            gsw_k = gs_t.unsqueeze(0)  # P^(s, w) laid out (1, n_w, n_s)
+            for _ in range(cfg.adversary_steps):
+                q = torch.softmax(A, -1)
+                r = torch.matmul(C, q).clamp_min(1e-300)  # (k, n_w, n_s): GAP eq (33) belief
+                gq = torch.matmul(C.transpose(1, 2), gsw_k / r)  # d LL / d q, (k, n_z, n_s)
+                opt_a.step(-(q * (gq - (q * gq).sum(-1, keepdim=True))), cfg.adversary_lr * scale)
+            q = torch.softmax(A, -1)
+            r = torch.matmul(C, q).clamp_min(1e-300)
+            value = (gsw_k * torch.log(r)).sum((1, 2))
+            g_c = torch.matmul(gsw_k / r, q.transpose(1, 2))  # d LL / d C, (k, n_w, n_z)
+        else:
+            pzs = torch.matmul(C.transpose(1, 2), gs_t)  # P(s, z) laid out (k, n_z, n_s)
+            for _ in range(cfg.adversary_steps):
+                q = torch.softmax(A, -1)
+                wq = pzs if cfg.adversary_loss != "alpha" or alpha == 1 else pzs * q.pow(expo)
+                opt_a.step(-(wq - q * wq.sum(-1, keepdim=True)), cfg.adversary_lr * scale)
+            v = _payoff(A, cfg.adversary_loss, alpha, expo)  # what a unit of P(s, z) is worth to the adversary
+            value = (pzs * v).sum((1, 2))
+            g_c = torch.matmul(gs_t, v.transpose(1, 2))  # (k, n_w, n_z)
+        d = (dw * C).sum((1, 2))
+        gap = d - b
+        if cfg.constraint == "penalty":
+            coef, pen = 2 * cfg.penalty * gap.clamp_min(0), cfg.penalty * gap.clamp_min(0) ** 2
+        elif cfg.constraint == "linear-penalty":  # GAP eq (13), rho_t = penalty + growth * t
+            rho_t = cfg.penalty + cfg.penalty_growth * t
+            coef, pen = rho_t * (gap > 0).to(dtype), rho_t * gap.clamp_min(0)
+        elif cfg.constraint == "lagrangian":
+            coef, pen = mu, mu * gap
+        else:
+            rho = cfg.penalty
+            coef = (mu + rho * gap).clamp_min(0)
+            pen = (coef ** 2 - mu ** 2) / (2 * rho)
+        check_loss(value + pen, t, what)
+        g_c = g_c + coef[:, None, None] * dw
+        if softmax:
+            opt_p.step(C * (g_c - (C * g_c).sum(-1, keepdim=True)), cfg.lr * scale)
+        else:  # tangent-space gradient (for binary Z: GAP's one parameter s per row), then project
+            opt_p.step(g_c - g_c.mean(-1, keepdim=True), cfg.lr * scale)
+            P.copy_(project_simplex(P))
+        if cfg.constraint in ("lagrangian", "augmented"):
+            mu = (mu + cfg.dual_lr * gap).clamp_min(0)
+    C = torch.softmax(P, -1) if softmax else P
+    d = (dw * C).sum((1, 2))
+    adv_value = value + (h_s if cfg.adversary_loss == "log" else 0.0)
+    info = {"steps": cfg.steps, "train_seconds": time.perf_counter() - t0,
+            "train_distortion": d.cpu().tolist(), "multiplier": mu.cpu().tolist(),
+            "adversary_value": adv_value.detach().cpu().tolist()}
+    channels = C.detach().to("cpu", torch.float64).numpy()
+    channels = np.clip(channels, 0.0, None)
+    return channels / channels.sum(-1, keepdims=True), info
+
+
+def _payoff(A: torch.Tensor, loss: str, alpha: float, expo: float) -> torch.Tensor:
+    """Per (z, s): minus the adversary's loss at its decision (the privatizer minimises its sum)."""
+    if loss == "log" or alpha == 1:
+        return torch.log_softmax(A, -1)
+    h = torch.softmax(alpha * A, -1) if loss == "tilted" and math.isfinite(alpha) else torch.softmax(A, -1)
+    if loss == "tilted" and not math.isfinite(alpha):  # the hard MAP decision of the belief
+        h = torch.nn.functional.one_hot(A.argmax(-1), A.shape[-1]).to(A.dtype)
+    if not math.isfinite(alpha):
+        return h - 1.0
+    return (h.pow(expo) - 1.0) * (alpha / (alpha - 1.0))
+
+
+def channel_mechanisms(channels: np.ndarray, task: Task, budgets: np.ndarray, info: dict[str, Any],
+                       extra: dict[str, Any]) -> list[Mechanism]:
+    """One FiniteChannel per budget with JSON-able training facts."""
+    out: list[Mechanism] = []
+    for i, budget in enumerate(budgets):
+        facts = {**extra, "steps": info["steps"], "train_seconds": info["train_seconds"] / len(budgets),
+                 "train_distortion": info["train_distortion"][i], "multiplier": info["multiplier"][i],
+                 "adversary_value": info["adversary_value"][i]}
+        out.append(FiniteChannel(task, float(budget), channels[i], facts))
+    return out
+
+
+# PPAN §III-A: Adam (Chainer defaults: alpha=1e-3, betas 0.9/0.999, eps 1e-8), lambda = 500 on
+# the squared hinge, one adversary update per mechanism update, 1000 samples in minibatches of
+# 100 for 2500 epochs (full) / 2000 epochs (useful) = 25,000 / 20,000 updates.  Our steps
+# are full-batch (exact expectation over the empirical joint); we keep the paper's count.
+PPAN_PAPER = GameConfig(steps=25_000, lr=1e-3, adversary_lr=1e-3, adversary_steps=1, lr_decay="none",
+                        constraint="penalty", penalty=500.0, init="random")
+PPAN_PAPER_USEFUL_STEPS = 20_000
+PPAN_DEFAULT = GameConfig()  # tuned: see tests/benchmarks/test_bench_learners_finite.py
+
+
+@register
+class PPANFinite(Learner):
+    """PPAN with softmax mechanism and adversary on finite alphabets (mutual-information privacy).
+
+    Parameters
+    ----------
+    schedule : {"default", "paper"}
+        ``paper``: PPAN §III-A's hyper-parameters (see ``PPAN_PAPER``); ``default``:
+        tuned (augmented Lagrangian, larger learning rates with cosine decay,
+        least-distortion initialisation, 3000 steps).
+    steps, lr, adversary_lr, adversary_steps, constraint, penalty, dual_lr, init, lr_decay : optional
+        Override the schedule's value (see :class:`GameConfig`).  ``penalty`` is
+        lambda for ``penalty`` and rho for ``augmented``.
+    threads : int or None
+        torch intra-op threads while training (1: fastest here; None leaves it).
+    dtype : {"float64", "float32"}
+    """
+
+    name = "ppan"
+    summary = "PPAN (finite): softmax channel vs softmax adversary, exact expectation, variational MI"
+    serves = ("finite",)
+    observations = ("useful", "full")
+    privacies = ("mi",)
+    test_params = {"steps": 300}
+
+    def __init__(self, schedule: str = "default", steps: int | None = None, lr: float | None = None,
+                 adversary_lr: float | None = None, adversary_steps: int | None = None,
+                 constraint: str | None = None, penalty: float | None = None, dual_lr: float | None = None,
+                 init: str | None = None, lr_decay: str | None = None, threads: int | None = 1,
+                 dtype: str = "float64") -> None:
+        self.schedule = schedule
+        self.steps = steps
+        self.lr = lr
+        self.adversary_lr = adversary_lr
+        self.adversary_steps = adversary_steps
+        self.constraint = constraint
+        self.penalty = penalty
+        self.dual_lr = dual_lr
+        self.init = init
+        self.lr_decay = lr_decay
+        self.threads = threads
+        self.dtype = dtype
+
+    def config(self, task: Task) -> GameConfig:
+        """The resolved game configuration for ``task`` (schedule plus overrides)."""
+        check_choice("schedule", self.schedule, ("default", "paper"))
+        cfg = PPAN_DEFAULT
+        if self.schedule == "paper":
+            cfg = PPAN_PAPER if task.observation == "full" else replace(PPAN_PAPER, steps=PPAN_PAPER_USEFUL_STEPS)
+        over = {k: getattr(self, k) for k in ("steps", "lr", "adversary_lr", "adversary_steps", "constraint",
+                                              "penalty", "dual_lr", "init", "lr_decay")}
+        return replace(cfg, **{k: v for k, v in over.items() if v is not None}).check()
+
+    def _fit(self, samples, task, budgets, seed, device) -> list[Mechanism]:
+        cfg = self.config(task)
+        dtype = DTYPES[check_choice("dtype", self.dtype, tuple(DTYPES))]
+        g_sw, d_wz, unseen = empirical_tables(samples, task)
+        with torch_threads(self.threads):
+            channels, info = play(g_sw, d_wz, task, budgets, cfg, seed, device, dtype, "PPAN privatizer loss")
+        return channel_mechanisms(channels, task, budgets, info,
+                                  {"schedule": self.schedule, "constraint": cfg.constraint, "unseen_w": unseen})
