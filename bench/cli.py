@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("what", choices=("scenarios", "learners"), help="what to list")
     lst.set_defaults(func=_cmd_list)
     _add_run(sub)
+    from privbench.bench.cli_report import add_commands
+
+    add_commands(sub, _param)
     return parser
 
 
@@ -248,10 +251,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise InputError("--retry-failed needs --resume")
     out = args.out or os.path.join("results", "runs", suite.name)
     timeout = args.timeout if args.timeout is not None else suite.timeout
-    summary = run_cases(suite.cases, out, suite=suite.name, jobs=args.jobs, device=args.device, timeout=timeout,
-                        backend=args.backend, scheduler=args.scheduler, resume=args.resume,
-                        retry_failed=args.retry_failed, progress="none" if args.quiet else None,
-                        command=" ".join(shlex.quote(a) for a in sys.argv))
+    try:
+        summary = run_cases(suite.cases, out, suite=suite.name, jobs=args.jobs, device=args.device,
+                            timeout=timeout, backend=args.backend, scheduler=args.scheduler, resume=args.resume,
+                            retry_failed=args.retry_failed, progress="none" if args.quiet else None,
+                            command=" ".join(shlex.quote(a) for a in sys.argv))
+    except KeyboardInterrupt:
+        sys.stderr.write(f"privbench: interrupted; finished cases are stored in {out}: add --resume to continue\n")
+        return 130
     for line in summary.failures:
         print(f"  {line}")
     print(summary.line())

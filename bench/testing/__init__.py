@@ -1,0 +1,115 @@
+"""privbench.testing: regression-test your own learner against the exact optima.
+
+In your tests::
+
+    from privbench.testing import assert_near_optimal
+    from privbench.datasets import SymmetricPair
+
+    def test_my_learner():
+        assert_near_optimal(MyLearner(), SymmetricPair(6, 0.3), [0.1, 0.3], tol=0.02,
+                            observation="full", privacy="mi")
+
+The learner is trained on samples only (a :class:`~privbench.datasets.tasks.Task`,
+never the scenario); its releases are evaluated by privbench's independent
+evaluators against the true model, and the gap to the optimum at the
+distortion it achieved must be <= ``tol`` at every budget, with no overshoot of
+the budget beyond ``overshoot_tol`` and no point below the exact bound (which
+would mean an evaluator bug).  Installed as a pytest plugin (entry point
+``pytest11``), it also provides the fixture ``near_optimal`` (the same function).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pytest
+
+__all__ = ["assert_near_optimal", "near_optimal", "NearOptimalReport"]
+
+
+class NearOptimalReport(list):
+    """The scored rows (one dict per budget) that :func:`assert_near_optimal` checked."""
+
+
+def assert_near_optimal(learner: Any, scenario: Any, budgets: Sequence[float], tol: float, *,
+                        observation: str | None = None, privacy: str | None = None, family: str | None = None,
+                        n_train: int = 20000, n_eval: int = 20000, seed: int = 0, device: str = "cpu",
+                        overshoot_tol: float = 1e-3) -> NearOptimalReport:
+    """Fit ``learner`` on samples of ``scenario`` and assert its gap is <= ``tol`` at every budget.
+
+    Parameters
+    ----------
+    learner : privbench.learners.Learner
+        An instance (hyper-parameters set); it is fitted once on all budgets.
+    scenario : privbench.datasets.Scenario
+    budgets : sequence of float
+    tol : float
+        Largest allowed gap (leakage minus optimum at the achieved distortion), in
+        the privacy metric's units.
+    observation, privacy, family : str, optional
+        As for ``privbench optimum``.
+    n_train, n_eval, seed, device
+        Training sample size, fresh evaluation sample size, seed, device.
+    overshoot_tol : float
+        Allowed excess of the achieved distortion over the budget.
+
+    Returns
+    -------
+    NearOptimalReport
+        The scored rows, for further assertions.
+
+    Raises
+    ------
+    AssertionError
+        Listing every budget that failed and why.
+    """
+    import json
+
+    import numpy as np
+
+    from privbench.bench.evaluate import evaluate, headline
+    from privbench.bench.runner import _score_budget
+    from privbench.bench.scores import score
+    from privbench.bench.suites import make_case
+    from privbench.datasets.tasks import task_for
+    from privbench.learners import Learner
+    from privbench.theory.optimum import _resolve
+
+    if not isinstance(learner, Learner):
+        raise TypeError(f"learner must be a privbench Learner instance, got {type(learner).__name__}")
+    privacy, observation, family = _resolve(scenario, privacy, observation, family)
+    task = task_for(scenario, observation, privacy)
+    rng = np.random.default_rng(seed)
+    samples = scenario.sample(n_train, rng)
+    mechs = learner.fit(samples, task, list(budgets), seed=seed, device=device)
+    case = make_case("testing", "assert_near_optimal", scenario.name, scenario.params(), observation, privacy,
+                     family, "identity", {}, budgets, 0, n_train, n_eval)
+    case = type(case)(**{**case.__dict__, "learner": type(learner).__name__})
+    report, problems = NearOptimalReport(), []
+    for budget, mech in zip(case.budgets, mechs):
+        row = _score_budget(case, scenario, mech, budget, evaluate, headline, score, json)
+        row["budget"] = budget
+        report.append(row)
+        if row.get("status") != "ok":
+            problems.append(f"budget {budget:g}: {row.get('error')}")
+            continue
+        if row["below_bound"]:
+            problems.append(f"budget {budget:g}: leakage {row['leakage']:.6g} is below the bound "
+                            f"{row['optimum_at_distortion']:.6g} ({row['below_bound_reason']})")
+        if row["gap"] > tol:
+            problems.append(f"budget {budget:g}: gap {row['gap']:.4g} > tol {tol:g} (leakage {row['leakage']:.6g} "
+                            f"by {row['leakage_evaluator']}, optimum {row['optimum_at_distortion']:.6g} at "
+                            f"distortion {row['distortion']:.6g})")
+        if row["overshoot"] > overshoot_tol:
+            problems.append(f"budget {budget:g}: distortion {row['distortion']:.6g} overshoots the budget "
+                            f"by {row['overshoot']:.4g} > {overshoot_tol:g}")
+    if problems:
+        raise AssertionError(f"{type(learner).__name__} is not near optimal on {scenario.id}:\n  "
+                             + "\n  ".join(problems))
+    return report
+
+
+@pytest.fixture
+def near_optimal():
+    """Fixture form of :func:`assert_near_optimal`."""
+    return assert_near_optimal

@@ -1,0 +1,99 @@
+"""privbench report / compare / check end to end, and privbench.testing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from privbench.bench.cli import main
+from privbench.datasets import SymmetricPair
+
+SUITE = """
+description: tiny check suite
+reps: 2
+n_train: 2000
+n_eval: 2000
+learners:
+  constant: {}
+experiments:
+  - name: sp
+    scenario: symmetric-pair
+    params: {m: 4, p: 0.4}
+    observation: full
+    privacy: mi
+    budgets: [0.2, 0.5]
+"""
+
+
+def _run(tmp_path, name, learner, n_train=2000, seeds=2):
+    out = tmp_path / name
+    rc = main(["run", "--scenario", "symmetric-pair", "--param", "m=4", "--param", "p=0.4", "--observation",
+               "full", "--privacy", "mi", "--learner", learner, "--budget", "0.2", "--budget", "0.5",
+               "--n-train", str(n_train), "--n-eval", "2000", "--seeds", str(seeds), "--out", str(out),
+               "--quiet", "--jobs", "1"])
+    assert rc == 0
+    return out
+
+
+def test_report_writes_html_and_markdown(tmp_path, capsys):
+    out = _run(tmp_path, "a", "randomized-response")
+    assert main(["report", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "randomized-response" in text and "median_gap" in text
+    html = (out / "report.html").read_text()
+    assert "data:image/png;base64," in html
+    assert (out / "report.md").is_file() and list((out / "report_figures").glob("*.png"))
+    assert main(["report", str(out), "--html", str(tmp_path / "only.html")]) == 0
+    assert (tmp_path / "only.html").is_file()
+
+
+def test_compare_same_cases(tmp_path, capsys):
+    a = _run(tmp_path, "a", "randomized-response")
+    b = _run(tmp_path, "b", "randomized-response")
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b)]) == 0
+    text = capsys.readouterr().out
+    assert "tie" in text and "A better beyond noise: 0, B better beyond noise: 0" in text
+
+
+def test_check_passes_for_the_baseline_learner_and_fails_for_a_worse_one(tmp_path, capsys):
+    suite = tmp_path / "tiny.yaml"
+    suite.write_text(SUITE)
+    base = tmp_path / "base.json"
+    assert main(["check", "--suite", str(suite), "--write-baselines", "--baselines", str(base), "--jobs", "1"]) == 0
+    data = json.loads(base.read_text())
+    assert len(data["entries"]) == 2 and all(e["learner"] == "constant" for e in data["entries"].values())
+    capsys.readouterr()
+    assert main(["check", "--learner", "constant", "--suite", str(suite), "--baselines", str(base),
+                 "--jobs", "1"]) == 0
+    assert "0 regression(s)" in capsys.readouterr().out
+    # randomized response leaks more than the optimum at the distortion it reaches: a regression
+    assert main(["check", "--learner", "randomized-response", "--suite", str(suite), "--baselines", str(base),
+                 "--jobs", "1"]) == 1
+    out = capsys.readouterr().out
+    assert out.count("REGRESSION:") == 2 and "exceeds baseline" in out
+
+
+def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert main(["check", "--suite", "regression"]) == 2
+    assert main(["check", "--learner", "constant", "--baselines", str(tmp_path / "none.json")]) == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["check", "--learner", "constant", "--baselines", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 4 and all(line.startswith("privbench: error:") for line in err)
+
+
+def test_assert_near_optimal_passes_and_fails(near_optimal):
+    from privbench.learners import make_learner
+    from privbench.testing import assert_near_optimal
+
+    sc = SymmetricPair(4, 0.4)
+    rows = near_optimal(make_learner("identity"), sc, [0.2, 0.5], tol=1e-6, observation="full", n_train=1000,
+                        n_eval=1000)
+    assert len(rows) == 2 and all(r["leakage_evaluator"] == "exact-channel" for r in rows)
+    with pytest.raises(AssertionError, match="gap .* > tol"):
+        assert_near_optimal(make_learner("randomized-response"), sc, [0.2], tol=0.01, observation="full",
+                            n_train=1000, n_eval=1000)
