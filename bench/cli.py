@@ -228,8 +228,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
              "--learner": args.learner,
              "--learner-param": args.learner_param, "--budget": args.budget, "--n-train": args.n_train,
              "--n-eval": args.n_eval}
-    if any(":" in spec for spec in args.learner) and os.getcwd() not in sys.path:
-        sys.path.append(os.getcwd())  # module:Class from the working directory
+    cwd_added = os.getcwd() not in sys.path
+    if cwd_added:  # module:Class learners from the working directory (lowest priority)
+        sys.path.append(os.getcwd())
     if args.suite:
         given = [k for k, v in adhoc.items() if v not in (None, [])]
         if given:
@@ -247,6 +248,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                             objective=args.objective)
     else:
         raise InputError("privbench run needs --suite NAME or an ad-hoc --scenario (see 'privbench run --help')")
+    if cwd_added and any(":" in c.learner for c in suite.cases):  # ... and in Dask's worker processes
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), os.getcwd()]))
     if args.retry_failed and not args.resume:
         raise InputError("--retry-failed needs --resume")
     out = args.out or os.path.join("results", "runs", suite.name)

@@ -272,7 +272,8 @@ def run_isolated(case: Case, device: str = "auto", timeout: float | None = None,
     with tempfile.NamedTemporaryFile(prefix="privbench-case-", suffix=".pkl", delete=False) as fh:
         pickle.dump((case, device, os.getpid()), fh)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "privbench.bench.runner", fh.name],
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # same imports as here
+        proc = subprocess.Popen([sys.executable, "-m", "privbench.bench.runner", fh.name], env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         ready, _, _ = select.select([proc.stdout], [], [], startup_limit)
         if not ready or proc.stdout.read(1) != b"\x01":  # type: ignore[union-attr]
@@ -378,6 +379,16 @@ def _hms(s: float) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
+def _cost_rank(case: Case) -> int:
+    """0 for learners that train (they declare tiny ``test_params``), 1 for fixed baselines."""
+    from privbench.learners import resolve_learner
+
+    try:
+        return 0 if resolve_learner(case.learner).test_params else 1
+    except Exception:  # noqa: BLE001 - validated when the suite was built
+        return 1
+
+
 def default_jobs() -> int:
     """Worker processes by default: the CPU cores this process may use."""
     try:
@@ -448,6 +459,7 @@ def run_cases(cases: Iterable[Case], out: str | os.PathLike, *, suite: str = "ad
     if clash and not resume:
         raise InputError(f"{str(out)!r} already holds {clash} result row(s) of this run (suite {suite!r}); "
                          "add --resume to continue it, or choose a new --out")
+    todo.sort(key=_cost_rank)  # trained learners first: better packing of the slow cases onto the workers
     run_id = new_run_id()
     summary = RunSummary(out=Path(out), run_id=run_id, skipped=skipped)
     manifest = {"run_id": run_id, "suite": suite, "command": command, "started_at": now(), "backend": backend,

@@ -288,3 +288,14 @@ def test_bad_suite_file_and_bad_directories_exit_2_and_lose_nothing(tmp_path, ca
     rc, err = run(*ADHOC, "--learner", "identity", "--out", str(res), "--resume")
     assert rc == 2 and "part-0000-r1.parquet' is corrupted" in err
     assert corrupt.read_bytes() == b"PAR1 this is not parquet" and good.is_file()
+
+
+def test_a_learner_trains_its_own_objective_and_is_scored_on_the_case_metric():
+    case = make_case("t", "e", "binary", {"p": 0.5, "q": 0.25}, "full", "map", None, "ppan", {"steps": 50},
+                     [0.1], n_train=2000, n_eval=1000)
+    (row,) = execute_case(case, "cpu")
+    assert row["status"] == "ok", row["error"]
+    assert (row["privacy"], row["objective"]) == ("map", "mi")
+    assert row["leakage_evaluator"] == "exact-channel" and 0.5 <= row["leakage"] <= 1.0  # a MAP accuracy
+    sc = make_scenario("binary", {"p": 0.5, "q": 0.25})
+    assert row["optimum_at_budget"] == pytest.approx(curve(sc, [0.1], "map", "full")[0], abs=1e-9)

@@ -152,3 +152,27 @@ def test_unknown_and_not_yet_defined_suites():
             load_suite("paper")
     with pytest.raises(InputError, match="does not exist"):
         load_suite("missing/file.yaml")
+
+
+def test_learners_on_named_experiments_only_and_their_objective():
+    data = {"learners": {"identity": {}, "randomized-response": {"on": ["b"]},
+                         "ppan": {True: ["a"], "params": {"steps": 5}}},  # YAML 1.1 reads `on:` as True
+            "experiments": [
+                {"name": "a", "scenario": "binary", "params": {"p": 0.5, "q": 0.25}, "observation": "full",
+                 "privacy": "map", "budgets": [0.1]},
+                {"name": "b", "scenario": "symmetric-pair", "params": SYM, "observation": "full",
+                 "privacy": "mi", "budgets": [0.1]}]}
+    suite = parse_suite(data, "on")
+    got = {(c.experiment, c.learner): c for c in suite.cases}
+    assert set(got) == {("a", "identity"), ("b", "identity"), ("b", "randomized-response"), ("a", "ppan")}
+    # ppan trains for MI only: on a MAP experiment it trains MI and is scored by MAP
+    assert got[("a", "ppan")].objective == "mi" and got[("a", "ppan")].training_privacy == "mi"
+    assert got[("a", "ppan")].learner_params == {"steps": 5}
+    assert got[("a", "identity")].objective is None
+    assert "objective" not in got[("a", "identity")].identity()  # absent when equal: seeds unchanged
+    with pytest.raises(InputError, match="'on' experiment 'zz', which does not exist"):
+        parse_suite({**data, "learners": {"ppan": {"on": ["zz"]}, "identity": {}}}, "on")
+    with pytest.raises(InputError, match="unexpected key 'steps'"):
+        parse_suite({**data, "learners": {"ppan": {"on": ["a"], "steps": 3}}}, "on")
+    with pytest.raises(InputError, match="serves none of the experiments"):
+        parse_suite({**data, "learners": {"identity": {}, "gaussian-noise": {"on": ["a"]}}}, "on")
