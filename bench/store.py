@@ -248,7 +248,6 @@ def read_records(path: str | os.PathLike, all_attempts: bool = False):
     InputError
         Not a results directory, or a corrupted part (named).
     """
-    import pandas as pd
     import pyarrow as pa
 
     store = ResultsDir(path, create=False)
