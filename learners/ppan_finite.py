@@ -84,7 +84,7 @@ class GameConfig:
     belief: str = "expected"
     betas: tuple[float, float] = (0.9, 0.999)
 
-    def check(self) -> "GameConfig":
+    def check(self) -> GameConfig:
         for name in ("steps", "adversary_steps"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
@@ -159,7 +159,7 @@ def project_simplex(x: torch.Tensor) -> torch.Tensor:
     return (x - theta).clamp_min(0)
 
 
-def _initial(cfg: GameConfig, d_wz: np.ndarray, task: Task, k: int, gen: torch.Generator,
+def _initial(cfg: GameConfig, task: Task, k: int, gen: torch.Generator,
              dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     n_w, n_z, n_s = task.n_w, task.n_z, task.n_s
     if cfg.init == "least-distortion":
@@ -201,8 +201,9 @@ def play(g_sw: np.ndarray, d_wz: np.ndarray, task: Task, budgets: np.ndarray, cf
     channels : ndarray, shape (k, n_w, n_z)
     info : dict
         Per-budget lists ``train_distortion``, ``multiplier`` and ``adversary_value``
-        (the adversary's final objective: the variational estimate of I^(S;Z) for
-        the cross-entropy adversary), plus ``steps`` and ``train_seconds``.
+        (the adversary's final objective; for the cross-entropy adversary with the
+        expected belief, H^(S) + E log q(S|Z): the variational lower bound on I^(S;Z)
+        of eq (2); never used for evaluation), plus ``steps`` and ``train_seconds``.
 
     Raises
     ------
@@ -213,7 +214,7 @@ def play(g_sw: np.ndarray, d_wz: np.ndarray, task: Task, budgets: np.ndarray, cf
     t0 = time.perf_counter()
     k = len(budgets)
     gen = generator(seed)
-    priv0, adv0 = _initial(cfg, d_wz, task, k, gen, dtype)
+    priv0, adv0 = _initial(cfg, task, k, gen, dtype)
     P = priv0.to(device)
     A = adv0.to(device)
     gs_t = torch.as_tensor(g_sw.T, dtype=dtype, device=device).contiguous()  # (n_w, n_s)
