@@ -54,6 +54,7 @@ COLUMNS: list[tuple[str, str]] = [
 ]
 COLUMN_NAMES = [c for c, _ in COLUMNS]
 STATUSES = ("ok", "failed", "timeout")
+ESSENTIAL = ("case_id", "status", "budget")  # columns every part must have
 
 
 def schema():
@@ -283,15 +284,21 @@ def _read_part(path: Path, columns: list[str] | None = None):
     import pyarrow.parquet as pq
 
     try:
-        tab = pq.read_table(path, columns=columns)
+        names = pq.read_schema(path).names
+        missing = [c for c in (columns or ESSENTIAL) if c not in names]
+        tab = None if missing else pq.read_table(path, columns=columns)
     except Exception as exc:  # noqa: BLE001 - any failure to parse is a corrupted file
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"results file {str(path)!r} is corrupted ({msg}); move it away and rerun with "
                          "--resume to recompute its cases") from None
-    missing = [c for c in (columns or COLUMN_NAMES) if c not in tab.column_names]
     if missing:
         raise InputError(f"results file {str(path)!r} is not a privbench part (no column {missing[0]!r})")
     if columns is None:
+        import pyarrow as pa
+
+        for name in COLUMN_NAMES:  # parts written before a column was added: null there
+            if name not in tab.column_names:
+                tab = tab.append_column(name, pa.nulls(len(tab), schema().field(name).type))
         try:
             tab = tab.select(COLUMN_NAMES).cast(schema())
         except Exception as exc:  # noqa: BLE001

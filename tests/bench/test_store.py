@@ -145,3 +145,17 @@ def test_concurrent_writers_do_not_clobber(tmp_path):
     df = read_records(tmp_path / "res", all_attempts=True)
     assert len(df) == 200 and df["case_id"].is_unique
     assert sorted(df["run_id"].value_counts().tolist()) == [50, 50, 50, 50]
+
+
+def test_parts_from_an_older_schema_read_with_nulls_and_foreign_parquet_is_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store = ResultsDir(tmp_path)
+    old = pa.table({"case_id": ["a"], "status": ["ok"], "budget": [0.1], "leakage": [0.5]})
+    pq.write_table(old, tmp_path / "records" / "part-old-r0.parquet")
+    df = read_records(tmp_path)
+    assert list(df.columns) == COLUMN_NAMES and df.loc[0, "leakage"] == 0.5 and df["objective"].isna().all()
+    pq.write_table(pa.table({"x": [1]}), tmp_path / "records" / "part-x-r0.parquet")
+    with pytest.raises(InputError, match="part-x-r0.parquet' is not a privbench part"):
+        store.statuses()
