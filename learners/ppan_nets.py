@@ -1,0 +1,418 @@
+"""Networks of PPAN's continuous release mechanisms, batched over a budget sweep.
+
+Each module holds ``k`` independent mechanisms (one per budget; every parameter and
+buffer has a leading dimension ``k``) and maps W, shape (k, n, d_w), to releases.
+U is the last ``d_u`` columns of W (:meth:`Task.observe`).  Families (PPAN §II-C):
+
+``linear``    Z = W M (+ c) + eps L, eps ~ N(0, I): Gaussian noise of covariance L^T L.
+              Without the offset c (gaussian tasks) the release is exactly a
+              :class:`~privbench.learners.mechanisms.LinearGaussian` (A = M_U^T,
+              B = M_S^T, noise_cov = L^T L).
+``gaussian``  §II-C2 reparameterised Gaussian: Z = U + mu(W) + A(W) eps, (mu, A) from an
+              MLP of the standardised W, A a full d_u x d_u factor (Sigma = A A^T).
+``seed``      §II-C3 universal approximator: Z = f(W, eps) (``residual``: U + f(W, eps)),
+              eps ~ Uniform[-1, 1]^n_noise fed to the MLP as input.
+``gmm``       appendix F: m Gaussian components, Z = U + mu_l(W) + diag(s_l(W)) eps with
+              weights pi_l(W); training uses the exact expectation over l (eq (29)).
+
+:class:`PPANNet` is the fitted mechanism (one member, ``k = 1``): it saves a JSON config
+describing the architecture plus the member's tensors, and releases on CPU with a
+``torch.Generator`` seeded from the numpy rng.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from privbench.datasets.errors import InputError
+from privbench.datasets.tasks import Task
+
+from .base import Mechanism, mechanism_type
+from .torch_utils import SweepLinear, SweepMLP, rng_generator, to_tensor
+
+FAMILIES = ("linear", "gaussian", "seed", "gmm")
+MIN_SCALE = 1e-3  # initial noise scale floor (budget 0)
+
+
+@torch.no_grad()
+def init_members(module: nn.Module, gens: Sequence[torch.Generator]) -> None:
+    """PyTorch's default Linear init, member ``i`` of every SweepLinear drawn from ``gens[i]``."""
+    for m in module.modules():
+        if isinstance(m, SweepLinear):
+            bound = 1.0 / math.sqrt(max(m.d_in, 1))
+            for i, g in enumerate(gens):
+                m.weight[i].uniform_(-bound, bound, generator=g)
+                m.bias[i].uniform_(-bound, bound, generator=g)
+
+
+class SweepRelease(nn.Module):
+    """Base of the k-member release modules.
+
+    ``forward(w, gen)`` returns (z, pi): z (k, n, m, d_u) candidate releases and pi
+    (k, n, m) their weights (m = 1, pi None, except for ``gmm``).  ``sample`` draws
+    one release per row, (k, n, d_u).
+    """
+
+    def __init__(self, k: int, cfg: dict[str, Any]) -> None:
+        super().__init__()
+        self.k, self.cfg = k, dict(cfg)
+        self.d_w, self.d_u = int(cfg["d_w"]), int(cfg["d_u"])
+        self.register_buffer("w_shift", torch.zeros(k, 1, self.d_w))
+        self.register_buffer("w_scale", torch.ones(k, 1, self.d_w))
+
+    def _norm(self, w: torch.Tensor) -> torch.Tensor:
+        return (w - self.w_shift) / self.w_scale
+
+    def _u(self, w: torch.Tensor) -> torch.Tensor:
+        return w[..., -self.d_u:]
+
+    def _randn(self, shape: tuple[int, ...], gen: torch.Generator, like: torch.Tensor) -> torch.Tensor:
+        return torch.randn(shape, generator=gen, device=like.device, dtype=like.dtype)
+
+    def forward(self, w: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor | None]:
+        raise NotImplementedError  # pragma: no cover
+
+    def sample(self, w: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        z, _ = self.forward(w, gen)
+        return z[:, :, 0, :]
+
+    @torch.no_grad()
+    def setup(self, gens: Sequence[torch.Generator], w_mean: np.ndarray, w_std: np.ndarray,
+              budgets: np.ndarray, u_cov: np.ndarray | None = None) -> None:
+        """Initialise member i from ``gens[i]``; store the input standardisation.
+
+        ``u_cov`` (d_u, d_u), the training covariance of U, lets the linear family start
+        at the shrink-and-noise release of distortion exactly the budget (see
+        :meth:`LinearRelease._setup`).
+        """
+        init_members(self, gens)
+        self.w_shift.copy_(torch.as_tensor(w_mean, dtype=self.w_shift.dtype).expand_as(self.w_shift))
+        self.w_scale.copy_(torch.as_tensor(w_std, dtype=self.w_scale.dtype).expand_as(self.w_scale))
+        self._setup(np.asarray(budgets, dtype=float), u_cov)
+
+    def _setup(self, budgets: np.ndarray, u_cov: np.ndarray | None) -> None:
+        pass
+
+    def _start_scale(self, budgets: np.ndarray) -> torch.Tensor:
+        """Per-member noise scale sqrt(budget / d_u): the Gaussian-noise baseline, (k,)."""
+        return torch.as_tensor(np.maximum(np.sqrt(budgets / self.d_u), MIN_SCALE), dtype=torch.float32)
+
+
+class LinearRelease(SweepRelease):
+    """Z = W M (+ c) + eps L; starts at Z = U + N(0, budget/d_u I)."""
+
+    def __init__(self, k: int, cfg: dict[str, Any]) -> None:
+        super().__init__(k, cfg)
+        self.M = nn.Parameter(torch.zeros(k, self.d_w, self.d_u))
+        self.L = nn.Parameter(torch.zeros(k, self.d_u, self.d_u))
+        self.c = nn.Parameter(torch.zeros(k, 1, self.d_u)) if cfg.get("bias", False) else None
+
+    def _setup(self, budgets: np.ndarray, u_cov: np.ndarray | None) -> None:
+        """Start at Z = (1-t) U + t E[U] + N(0, t(1-t) cov_u), t = budget / tr(cov_u) (<= 1):
+        distortion exactly the budget (the optimum of PPAN Prop 1 for a scalar U);
+        without ``u_cov``, at Z = U + N(0, budget/d_u I)."""
+        eye = torch.eye(self.d_u)
+        self.M.zero_()
+        if u_cov is None:
+            self.M[:, -self.d_u:, :] = eye
+            self.L.copy_(self._start_scale(budgets)[:, None, None] * eye)
+            return
+        cov = np.atleast_2d(np.asarray(u_cov, dtype=float))
+        t = np.clip(budgets / max(float(np.trace(cov)), 1e-12), 0.0, 1.0)
+        w, v = np.linalg.eigh(cov)
+        root = torch.as_tensor((v * np.sqrt(np.clip(w, 0, None))).T, dtype=torch.float32)  # root^T root = cov
+        for i, ti in enumerate(t):
+            self.M[i, -self.d_u:, :] = (1.0 - ti) * eye
+            self.L[i] = math.sqrt(max(ti * (1.0 - ti), MIN_SCALE ** 2)) * root
+        if self.c is not None:
+            self.c.copy_(torch.as_tensor(t, dtype=torch.float32)[:, None, None]
+                         * torch.as_tensor(self.w_shift[0, 0, -self.d_u:]))
+
+    def forward(self, w, gen):
+        z = torch.bmm(w, self.M) + torch.bmm(self._randn(w.shape[:2] + (self.d_u,), gen, w), self.L)
+        if self.c is not None:
+            z = z + self.c
+        return z[:, :, None, :], None
+
+    def linear_gaussian(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(A, B, noise_cov) of member 0: Z = A U + B S + N(0, noise_cov)."""
+        M = self.M[0].detach().double().cpu().numpy()
+        L = self.L[0].detach().double().cpu().numpy()
+        return M[-self.d_u:].T, M[: self.d_w - self.d_u].T, L.T @ L
+
+
+class GaussianRelease(SweepRelease):
+    """§II-C2: Z = U + mu(W) + A(W) eps with (mu, A) from one MLP."""
+
+    def __init__(self, k: int, cfg: dict[str, Any]) -> None:
+        super().__init__(k, cfg)
+        sizes = [self.d_w, *cfg["hidden"], self.d_u + self.d_u * self.d_u]
+        self.net = SweepMLP(k, sizes, cfg.get("activation", "relu"))
+        self.A0 = nn.Parameter(torch.zeros(k, self.d_u, self.d_u))  # input-free part of the factor
+
+    def _setup(self, budgets: np.ndarray, u_cov: np.ndarray | None) -> None:
+        last = self.net.net[-1]
+        last.weight.mul_(0.1)
+        last.bias.zero_()
+        self.A0.copy_(self._start_scale(budgets)[:, None, None] * torch.eye(self.d_u))
+
+    def forward(self, w, gen):
+        out = self.net(self._norm(w))
+        k, n = w.shape[:2]
+        mu = out[..., : self.d_u]
+        A = out[..., self.d_u:].reshape(k, n, self.d_u, self.d_u) + self.A0[:, None]
+        eps = self._randn((k, n, self.d_u), gen, w)
+        z = self._u(w) + mu + (A @ eps[..., None])[..., 0]
+        return z[:, :, None, :], None
+
+
+class SeedRelease(SweepRelease):
+    """§II-C3: Z = [U +] f(W, eps), eps ~ Uniform[-1, 1]^n_noise."""
+
+    def __init__(self, k: int, cfg: dict[str, Any]) -> None:
+        super().__init__(k, cfg)
+        self.n_noise = int(cfg["n_noise"])
+        self.residual = bool(cfg.get("residual", True))
+        self.net = SweepMLP(k, [self.d_w + self.n_noise, *cfg["hidden"], self.d_u], cfg.get("activation", "relu"))
+
+    def forward(self, w, gen):
+        k, n = w.shape[:2]
+        eps = 2.0 * torch.rand((k, n, self.n_noise), generator=gen, device=w.device, dtype=w.dtype) - 1.0
+        z = self.net(torch.cat([self._norm(w), eps], dim=-1))
+        if self.residual:
+            z = z + self._u(w)
+        return z[:, :, None, :], None
+
+
+class GMMRelease(SweepRelease):
+    """Appendix F: m components, Z = U + mu_l(W) + s_l(W) * eps, weights pi_l(W) (diagonal s_l)."""
+
+    def __init__(self, k: int, cfg: dict[str, Any]) -> None:
+        super().__init__(k, cfg)
+        self.m = int(cfg["n_components"])
+        sizes = [self.d_w, *cfg["hidden"], self.m * (2 * self.d_u + 1)]
+        self.net = SweepMLP(k, sizes, cfg.get("activation", "relu"))
+
+    def _setup(self, budgets: np.ndarray, u_cov: np.ndarray | None) -> None:
+        last = self.net.net[-1]
+        last.weight.mul_(0.1)
+        m, d = self.m, self.d_u
+        bias = last.bias.view(self.k, m, 2 * d + 1)
+        bias[..., :d] *= 0.3  # distinct component means
+        bias[..., d: 2 * d] = torch.log(self._start_scale(budgets))[:, None, None]
+        bias[..., 2 * d] = 0.0
+
+    def _parts(self, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        k, n = w.shape[:2]
+        out = self.net(self._norm(w)).reshape(k, n, self.m, 2 * self.d_u + 1)
+        mean = self._u(w)[:, :, None, :] + out[..., : self.d_u]
+        scale = torch.exp(out[..., self.d_u: 2 * self.d_u].clamp(-12.0, 6.0))
+        return mean, scale, torch.softmax(out[..., -1], dim=-1)
+
+    def forward(self, w, gen):
+        mean, scale, pi = self._parts(w)
+        return mean + scale * self._randn(mean.shape, gen, w), pi
+
+    def sample(self, w, gen):
+        mean, scale, pi = self._parts(w)
+        k, n = w.shape[:2]
+        comp = torch.multinomial(pi.reshape(k * n, self.m), 1, generator=gen).reshape(k, n, 1, 1)
+        pick = lambda t: torch.gather(t, 2, comp.expand(k, n, 1, self.d_u))[:, :, 0, :]  # noqa: E731
+        return pick(mean) + pick(scale) * self._randn((k, n, self.d_u), gen, w)
+
+
+MODULES: dict[str, type[SweepRelease]] = {
+    "linear": LinearRelease, "gaussian": GaussianRelease, "seed": SeedRelease, "gmm": GMMRelease,
+}
+
+
+def build_release(k: int, cfg: dict[str, Any]) -> SweepRelease:
+    """A k-member release module for the architecture ``cfg`` (JSON-able, see :class:`PPANNet`)."""
+    family = cfg.get("family")
+    if family not in MODULES:
+        raise InputError(f"mechanism family={family!r} is unknown (allowed: {', '.join(FAMILIES)})")
+    return MODULES[family](k, cfg)
+
+
+def member_tensors(module: SweepRelease, i: int) -> dict[str, torch.Tensor]:
+    """Member ``i``'s parameters and buffers as a k = 1 state dict (CPU copies)."""
+    return {name: t[i: i + 1].detach().cpu().clone() for name, t in module.state_dict().items()}
+
+
+# --------------------------------------------------------------------------
+# adversary and leakage helpers (training side)
+# --------------------------------------------------------------------------
+
+
+class Adversary(nn.Module):
+    """k adversaries (k, n, d_u) -> (k, n, n_out): an MLP plus a linear skip (``skip``), so
+    that a linear posterior (exact for jointly Gaussian S, Z) is representable exactly."""
+
+    def __init__(self, k: int, d_u: int, hidden: Sequence[int], n_out: int, activation: str = "relu",
+                 skip: bool = True) -> None:
+        super().__init__()
+        self.mlp = SweepMLP(k, [d_u, *hidden, n_out], activation)
+        self.skip = SweepLinear(k, d_u, n_out) if skip and hidden else None
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        out = self.mlp(z)
+        return out if self.skip is None else out + self.skip(z)
+
+
+def build_adversary(k: int, d_u: int, hidden: Sequence[int], n_out: int, activation: str = "relu",
+                    skip: bool = True) -> Adversary:
+    """Adversary networks (k, n, d_u) -> (k, n, n_out): Gaussian (mean, log-variance) or logits."""
+    return Adversary(k, d_u, hidden, n_out, activation, skip)
+
+
+def log_q(out: torch.Tensor, s: torch.Tensor, discrete: bool) -> torch.Tensor:
+    """Adversary log-likelihood log Q(s | z) per row, (k, n).
+
+    ``out`` (k, n, n_out); ``s`` (n,) labels (discrete) or (n, d_s) standardised values.
+    Continuous S: Gaussian with mean out[..., :d_s] and log-variance out[..., d_s:]
+    (constant -d_s/2 log 2 pi dropped).
+    """
+    if discrete:
+        logp = torch.log_softmax(out, dim=-1)
+        return torch.gather(logp, 2, s.view(1, -1, 1).expand(out.shape[0], -1, 1))[..., 0]
+    d_s = s.shape[-1]
+    mean, logvar = out[..., :d_s], out[..., d_s:].clamp(-12.0, 12.0)
+    return -0.5 * (((s - mean) ** 2) * torch.exp(-logvar) + logvar).sum(-1)
+
+
+class Whitener:
+    """Running mean and covariance of each member's release (momentum 0.1); whitens the
+    adversary's input so that it reads a release at any scale (MI is invariant to
+    invertible linear maps of Z, a fixed-scale input is not): a mechanism that shrinks a
+    component towards 0 with even less noise is still seen leaking."""
+
+    def __init__(self, k: int, u_var: float, momentum: float = 0.1) -> None:
+        self.k, self.momentum = k, momentum
+        self.ridge = 1e-6 * u_var
+        self.mean: torch.Tensor | None = None
+        self.cov: torch.Tensor | None = None
+        self.W: torch.Tensor | None = None
+
+    @torch.no_grad()
+    def update(self, z: torch.Tensor, weights: torch.Tensor | None) -> None:
+        if weights is None:
+            weights = torch.full(z.shape[:2], 1.0 / z.shape[1], device=z.device, dtype=z.dtype)
+        else:
+            weights = weights / weights.sum(1, keepdim=True)
+        mean = (weights[..., None] * z).sum(1)
+        zc = z - mean[:, None]
+        cov = torch.bmm((weights[..., None] * zc).transpose(1, 2), zc)
+        if self.mean is None:
+            self.mean, self.cov = mean, cov
+        else:
+            self.mean = torch.lerp(self.mean, mean, self.momentum)
+            self.cov = torch.lerp(self.cov, cov, self.momentum)
+        eye = torch.eye(z.shape[-1], device=z.device, dtype=z.dtype)
+        chol, bad = torch.linalg.cholesky_ex(self.cov + self.ridge * eye)
+        if bool(bad.any()):  # not positive definite (e.g. NaN): per-component scales only
+            diag = torch.diagonal(self.cov, dim1=1, dim2=2).clamp_min(0) + self.ridge
+            chol = torch.diag_embed(torch.sqrt(diag))
+        self.W = torch.linalg.solve_triangular(chol, eye.expand_as(chol), upper=False).transpose(1, 2)
+
+    def __call__(self, z: torch.Tensor) -> torch.Tensor:
+        assert self.mean is not None and self.W is not None
+        return torch.bmm(z - self.mean[:, None], self.W)
+
+
+def gaussian_mi(s: np.ndarray, z: np.ndarray) -> float:
+    """Gaussian approximation of I(S; Z) from samples, nats (PPAN §III-B1).
+
+    -1/2 sum log(1 - r_i^2) over the canonical correlations r_i of (S, Z); S (n, a)
+    and Z (n, b) float arrays (a discrete S as one-hot columns).  Directions of
+    (near-)zero empirical variance are dropped.
+    """
+    def whiten(x: np.ndarray) -> np.ndarray:
+        x = x - x.mean(axis=0)
+        w, v = np.linalg.eigh(x.T @ x / len(x))
+        keep = w > 1e-10 * max(w.max(), 1e-300)
+        return x @ (v[:, keep] / np.sqrt(w[keep]))
+
+    ws, wz = whiten(np.asarray(s, float)), whiten(np.asarray(z, float))
+    if ws.shape[1] == 0 or wz.shape[1] == 0:
+        return 0.0
+    r = np.linalg.svd(ws.T @ wz / len(ws), compute_uv=False)
+    return float(-0.5 * np.sum(np.log1p(-np.minimum(r, 1 - 1e-12) ** 2)))
+
+
+def noise_baseline_mi(s: np.ndarray, u: np.ndarray, distortion: float) -> float:
+    """Gaussian-approximation leakage of Z = U + N(0, distortion/d_u I) from second moments.
+
+    Closed form on the empirical covariances of (S, U) (no sampling): the reference a
+    trained mechanism must beat at the same distortion.
+    """
+    s = np.asarray(s, float) - np.mean(s, axis=0)
+    u = np.asarray(u, float) - np.mean(u, axis=0)
+    n, d_u = u.shape
+    cov_s = s.T @ s / n
+    cov_su = s.T @ u / n
+    cov_z = u.T @ u / n + max(distortion, 0.0) / d_u * np.eye(d_u)
+    w, v = np.linalg.eigh(cov_s)
+    keep = w > 1e-10 * max(w.max(), 1e-300)
+    iw = v[:, keep] / np.sqrt(w[keep])
+    wz, vz = np.linalg.eigh(cov_z)
+    keepz = wz > 1e-12 * max(wz.max(), 1e-300)
+    g = iw.T @ cov_su @ (vz[:, keepz] / np.sqrt(wz[keepz]))
+    r = np.linalg.svd(g, compute_uv=False)
+    return float(-0.5 * np.sum(np.log1p(-np.minimum(r, 1 - 1e-12) ** 2)))
+
+
+# --------------------------------------------------------------------------
+# the fitted mechanism
+# --------------------------------------------------------------------------
+
+
+@mechanism_type("ppan-net")
+class PPANNet(Mechanism):
+    """A PPAN release network (one member) for gaussian or mixture tasks.
+
+    Parameters
+    ----------
+    task : Task
+    budget : float
+    config : dict
+        JSON-able architecture: ``family`` (linear, gaussian, seed, gmm), ``d_w``, ``d_u``
+        and the family's ``hidden``, ``activation``, ``bias``, ``n_noise``, ``residual``,
+        ``n_components``.
+    tensors : dict of str to torch.Tensor
+        The member's state dict (leading dimension 1).
+    """
+
+    def __init__(self, task: Task, budget: float, config: dict[str, Any], tensors: dict[str, Any],
+                 info: dict[str, Any] | None = None) -> None:
+        super().__init__(task, budget, info)
+        if task.kind not in ("gaussian", "mixture"):
+            raise InputError(f"ppan-net mechanisms are for gaussian or mixture tasks, not {task.kind}")
+        if int(config.get("d_w", -1)) != task.d_w or int(config.get("d_u", -1)) != task.d_u:
+            raise InputError(f"config d_w={config.get('d_w')}, d_u={config.get('d_u')} does not fit the task "
+                             f"(d_w={task.d_w}, d_u={task.d_u})")
+        self.config = dict(config)
+        self.module = build_release(1, self.config)
+        self.module.load_state_dict({k: torch.as_tensor(v, dtype=torch.float32) for k, v in tensors.items()})
+        self.module.eval()
+
+    def params(self) -> dict[str, Any]:
+        return {"config": dict(self.config)}
+
+    def release(self, w: Any, rng: np.random.Generator) -> np.ndarray:
+        w = self.task.check_w(w)
+        gen = rng_generator(rng)
+        with torch.no_grad():
+            z = self.module.sample(to_tensor(w, torch.device("cpu"))[None], gen)[0]
+        return z.double().numpy()
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return dict(self.config), {k: v.detach().clone() for k, v in self.module.state_dict().items()}
+
+    @classmethod
+    def _from_state(cls, task, budget, info, config, tensors):  # type: ignore[override]
+        return cls(task, budget, config, tensors, info)
