@@ -78,7 +78,11 @@ def flags_table(df: pd.DataFrame) -> pd.DataFrame:
     bad = (df["status"] != "ok") | df["below_bound"].fillna(False).astype(bool) | (df["overshoot"].fillna(0) > 1e-3)
     cols = ["status", "learner", "scenario_id", "observation", "privacy", "budget", "rep", "gap", "overshoot",
             "below_bound", "below_bound_reason", "error"]
-    return df.loc[bad, [c for c in cols if c in df.columns]].reset_index(drop=True)
+    out = df.loc[bad, [c for c in cols if c in df.columns]].reset_index(drop=True)
+    for c in ("below_bound_reason", "error"):
+        if c in out.columns:
+            out[c] = out[c].fillna("")
+    return out
 
 
 def timing_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -100,8 +104,10 @@ def _optimum_curve(first: pd.Series, d_max: float) -> tuple[np.ndarray, np.ndarr
     try:
         sc = make_scenario(first["scenario"], json.loads(first["params"]))
         grid = np.linspace(0.0, max(d_max, 1e-9) * 1.1, 60 if first["scenario"] != "binary-gmm" else 25)
-        fam = first.get("family") or None
-        vals = curve(sc, grid, first["privacy"], first["observation"] or None, fam)
+        fam = first.get("family")
+        obs = first.get("observation")
+        vals = curve(sc, grid, first["privacy"], obs if isinstance(obs, str) and obs else None,
+                     fam if isinstance(fam, str) and fam else None)
         keep = np.isfinite(vals)
         return grid[keep], vals[keep]
     except InputError:

@@ -84,3 +84,12 @@ def test_compare_says_which_side_is_better_and_if_beyond_noise():
     noisy = _records("randomized-response", 3, jitter=1e-3)
     res2 = compare(a, noisy)
     assert set(res2["better"]) == {"A"}
+
+
+def test_optimum_curve_is_drawn_for_rows_read_back_from_parquet():
+    from privbench.bench.report import _optimum_curve
+
+    df = _records("randomized-response", 1)
+    df["family"] = np.nan  # what a stored row without a family reads back as
+    curve_ = _optimum_curve(df.iloc[0], 0.5)
+    assert curve_ is not None and len(curve_[0]) > 10 and curve_[1][0] > curve_[1][-1]
