@@ -44,6 +44,7 @@ def aggregate_points(df: pd.DataFrame) -> pd.DataFrame:
     if ok.empty:
         return pd.DataFrame()
     ok["family"] = ok["family"].fillna("")
+    ok["observation"] = ok["observation"].fillna("")  # gaussian-source has none
     rows = []
     for key, g in ok.groupby(POINT, dropna=False, sort=True):
         n = len(g)
@@ -127,12 +128,13 @@ def tradeoff_figures(df: pd.DataFrame) -> list[tuple[str, bytes]]:
         return []
     sns.set_theme(style="whitegrid", context="notebook")
     learners = sorted(pts["learner"].unique())
-    palette = dict(zip(learners, sns.color_palette("colorblind", len(learners))))
+    colours = sns.color_palette("colorblind" if len(learners) <= 10 else "tab20", len(learners))
+    palette = dict(zip(learners, colours))  # one colour per learner, the same in every plot
     figs = []
     ok = df[df["status"] == "ok"]
     for key, g in pts.groupby(["scenario_id", "observation", "privacy", "family"], dropna=False, sort=True):
         sid, obs, priv, fam = key
-        first = ok[(ok["scenario_id"] == sid) & (ok["observation"].fillna("") == (obs or ""))
+        first = ok[(ok["scenario_id"] == sid) & (ok["observation"].fillna("") == obs)
                    & (ok["privacy"] == priv)].iloc[0]
         fig, ax = plt.subplots(figsize=(6.4, 4.2))
         opt = _optimum_curve(first, float(np.nanmax(g["distortion"] + g["distortion_ci"].fillna(0))))
