@@ -1,15 +1,25 @@
 """Regression-testing a learner against stored baselines (``privbench check``).
 
-A baseline file (``results/baselines/<suite>.json``) holds, for every point of a
-suite (experiment, scenario, observation, privacy, family, budget), the best mean
-gap that a reference learner reached over the suite's repetitions and a
-tolerance.  ``privbench check --learner X`` runs the suite with X in place of the
-suite's learners (on every experiment X serves) and fails when X's mean gap at
-any point exceeds the baseline gap by more than the tolerance, or a case fails.
+What is compared is the *strict gap* of a point: leakage minus the optimum at
+max(achieved distortion, budget), so unused budget is charged (the identity
+release is on the optimal curve at distortion 0, but far from the optimum at its
+budget); a point that overshoots its budget by more than its tolerance
+(:func:`_overshoot_tol`: the measurement's and the learner's finite-sample error)
+is a failure of its own and never a baseline.
 
-Tolerance of a point: max(floor, 3 x the standard error of the reference's gap
-over repetitions), with floor 0.01 (nats, accuracy or chi-square units):
-learners that differ by less than that are not told apart by a small suite.
+A baseline file (``results/baselines/<suite>.json``) holds, for every point of a
+suite (experiment, scenario, observation, privacy, family, budget), each suite
+learner's mean strict gap over the repetitions with a tolerance (``by_learner``),
+and the best of them as the reference.  ``privbench check --learner X`` runs the
+suite with X in place of the suite's learners (on every experiment X serves) and
+fails when X's mean strict gap at any point exceeds its baseline by more than the
+tolerance -- X's own baseline when the file has one (regression-testing X), the
+reference otherwise (is X as good as the best stored learner?) -- or when a
+case fails or overshoots.
+
+Tolerance: max(floor, 3 x the standard error of the baseline learner's gap over
+repetitions), with floor 0.01 (nats, accuracy or chi-square units): learners
+that differ by less than that are not told apart by a small suite.
 """
 
 from __future__ import annotations
@@ -35,22 +45,51 @@ def point_key(row: Any) -> str:
     return f"{row['experiment']}|{row['scenario_id']}|{obs}|{row['privacy']}|{fam}|{float(row['budget']):g}"
 
 
+def _overshoot_tol(r: Any) -> float:
+    """Allowed overshoot: 1e-3 or 1% of the budget, plus 3 standard errors of the measured
+    distortion, plus 3 standard errors of the learner's own estimate of its distortion from
+    n_train samples (variance taken as 2 b max(1, b): Hamming losses have variance <= b,
+    Gaussian squared errors 2 b^2)."""
+    se = r.get("distortion_stderr")
+    se = float(se) if isinstance(se, (int, float)) and math.isfinite(se) else 0.0
+    b, n = float(r["budget"]), max(int(r["n_train"]), 1)
+    return max(1e-3, 0.01 * b) + 3 * se + 3 * math.sqrt(2 * b * max(1.0, b) / n)
+
+
+def strict_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Successful rows with ``_key``, ``strict_gap`` and ``overshoots`` (beyond tolerance)."""
+    ok = df[df["status"] == "ok"].copy()
+    if ok.empty:
+        return ok.assign(_key=[], strict_gap=[], overshoots=[])
+    ok["_key"] = ok.apply(point_key, axis=1)
+    ok["strict_gap"] = ok["leakage"].astype(float) - ok[["optimum_at_distortion", "optimum_at_budget"]].astype(float).min(axis=1)
+    ok["overshoots"] = ok["overshoot"].astype(float) > ok.apply(_overshoot_tol, axis=1)
+    return ok
+
+
+def _stats(g: pd.DataFrame) -> dict[str, Any]:
+    gaps = g["strict_gap"].astype(float)
+    se = float(gaps.std(ddof=1) / math.sqrt(len(gaps))) if len(gaps) > 1 else 0.0
+    return {"gap": float(gaps.mean()), "tol": max(TOL_FLOOR, 3 * se), "reps": len(gaps)}
+
+
 def default_baseline_file(suite: str) -> Path:
     return Path("results") / "baselines" / f"{suite}.json"
 
 
 def make_baselines(df: pd.DataFrame, suite: str, command: str = "") -> dict[str, Any]:
-    """Baselines from a results table: per point the best learner's mean gap and a tolerance."""
-    ok = df[df["status"] == "ok"]
+    """Baselines from a results table: per point each learner's mean strict gap, and the best."""
+    ok = strict_rows(df)
+    ok = ok[~ok["overshoots"]]
     if ok.empty:
-        raise InputError("no successful cases to make baselines from")
+        raise InputError("no successful, within-budget cases to make baselines from")
     entries: dict[str, Any] = {}
-    for (key, learner), g in ok.assign(_key=ok.apply(point_key, axis=1)).groupby(["_key", "learner"]):
-        gaps = g["gap"].astype(float)
-        se = float(gaps.std(ddof=1) / math.sqrt(len(gaps))) if len(gaps) > 1 else 0.0
-        cand = {"gap": float(gaps.mean()), "tol": max(TOL_FLOOR, 3 * se), "learner": learner, "reps": len(gaps)}
-        if key not in entries or cand["gap"] < entries[key]["gap"]:
-            entries[key] = cand
+    for (key, learner), g in ok.groupby(["_key", "learner"]):
+        cand = _stats(g)
+        e = entries.setdefault(key, {"by_learner": {}})
+        e["by_learner"][learner] = cand
+        if "gap" not in e or cand["gap"] < e["gap"]:
+            e.update(cand, learner=learner)
     from privbench.bench.runner import provenance
 
     return {"format": BASELINE_FORMAT, "suite": suite, "command": command, "provenance": provenance(),
@@ -88,23 +127,27 @@ def check_against(df: pd.DataFrame, baselines: dict[str, Any]) -> tuple[list[str
     Returns
     -------
     (failures, notes, checked) : list of str, list of str, int
-        ``failures``: points whose mean gap exceeds baseline + tolerance, and failed
-        or timed-out cases; ``notes``: points with no baseline; ``checked``: points compared.
+        ``failures``: points whose mean strict gap exceeds the baseline + tolerance,
+        points that overshoot their budget, failed or timed-out cases; ``notes``:
+        points with no baseline; ``checked``: points compared.
     """
     failures, notes, checked = [], [], 0
     for _, r in df[df["status"] != "ok"].iterrows():
         failures.append(f"{r['learner']} {point_key(r)} rep {r['rep']}: {r['status']} ({r['error']})")
-    ok = df[df["status"] == "ok"]
-    if ok.empty:
-        return failures, notes, checked
-    for (key, learner), g in ok.assign(_key=ok.apply(point_key, axis=1)).groupby(["_key", "learner"]):
+    ok = strict_rows(df)
+    for _, r in ok[ok["overshoots"]].iterrows():
+        failures.append(f"{r['learner']} {r['_key']} rep {r['rep']}: distortion {r['distortion']:.4g} overshoots "
+                        f"the budget by {r['overshoot']:.3g}")
+    for (key, learner), g in ok.groupby(["_key", "learner"]):
         base = baselines["entries"].get(key)
         if base is None:
             notes.append(f"{learner} {key}: no baseline for this point")
             continue
+        own = base.get("by_learner", {}).get(learner)
+        ref, name = (own, f"its own baseline") if own else (base, f"reference {base['learner']}")
         checked += 1
-        gap = float(g["gap"].mean())
-        if gap > base["gap"] + base["tol"]:
-            failures.append(f"{learner} {key}: gap {gap:.4g} exceeds baseline {base['gap']:.4g} "
-                            f"({base['learner']}) + tolerance {base['tol']:.3g}")
+        gap = float(g["strict_gap"].mean())
+        if gap > ref["gap"] + ref["tol"]:
+            failures.append(f"{learner} {key}: strict gap {gap:.4g} exceeds {name} {ref['gap']:.4g} "
+                            f"+ tolerance {ref['tol']:.3g}")
     return failures, notes, checked

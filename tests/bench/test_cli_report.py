@@ -15,7 +15,8 @@ reps: 2
 n_train: 2000
 n_eval: 2000
 learners:
-  constant: {}
+  plugin: {}
+  identity: {}
 experiments:
   - name: sp
     scenario: symmetric-pair
@@ -57,22 +58,30 @@ def test_compare_same_cases(tmp_path, capsys):
     assert "tie" in text and "A better beyond noise: 0, B better beyond noise: 0" in text
 
 
-def test_check_passes_for_the_baseline_learner_and_fails_for_a_worse_one(tmp_path, capsys):
+def test_check_passes_for_the_baseline_learner_and_fails_for_worse_ones(tmp_path, capsys):
     suite = tmp_path / "tiny.yaml"
     suite.write_text(SUITE)
     base = tmp_path / "base.json"
     assert main(["check", "--suite", str(suite), "--write-baselines", "--baselines", str(base), "--jobs", "1"]) == 0
     data = json.loads(base.read_text())
-    assert len(data["entries"]) == 2 and all(e["learner"] == "constant" for e in data["entries"].values())
+    assert len(data["entries"]) == 2
+    # identity is on the optimal curve at distortion 0 but far from the optimum at its budget:
+    # the strict gap charges the unused budget, so the plug-in is the reference everywhere
+    assert all(e["learner"] == "plugin" and set(e["by_learner"]) == {"plugin", "identity"}
+               for e in data["entries"].values())
     capsys.readouterr()
-    assert main(["check", "--learner", "constant", "--suite", str(suite), "--baselines", str(base),
+    assert main(["check", "--learner", "plugin", "--suite", str(suite), "--baselines", str(base),
                  "--jobs", "1"]) == 0
     assert "0 regression(s)" in capsys.readouterr().out
-    # randomized response leaks more than the optimum at the distortion it reaches: a regression
+    # randomized response leaks more than the plug-in's optimum at the same budget: regressions
     assert main(["check", "--learner", "randomized-response", "--suite", str(suite), "--baselines", str(base),
                  "--jobs", "1"]) == 1
     out = capsys.readouterr().out
-    assert out.count("REGRESSION:") == 2 and "exceeds baseline" in out
+    assert "REGRESSION:" in out and "exceeds reference plugin" in out
+    # the constant release has no leakage but overshoots every budget: a failure too
+    assert main(["check", "--learner", "constant", "--suite", str(suite), "--baselines", str(base),
+                 "--jobs", "1"]) == 1
+    assert capsys.readouterr().out.count("overshoots the budget") == 4
 
 
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
