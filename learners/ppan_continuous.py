@@ -201,7 +201,7 @@ class _PPANContinuous(Learner):
                 mseeds = [derived[attempt * k + i] for i in todo]
                 sweep_seed = derived[k * rounds + attempt]
                 mech, extra = _train(data, cfg, hp, budgets[todo], mseeds, sweep_seed, device)
-                diag = _diagnose(mech, data, generator(sweep_seed ^ 1), self.collapse_tol)
+                diag = _diagnose(mech, data, generator(sweep_seed ^ 1, device), self.collapse_tol)
                 for j, i in enumerate(todo):
                     res = {**diag[j], "multiplier": float(extra["nu"][j]),
                            "adversary_loglik": float(extra["loglik"][j]), "attempt": attempt,

@@ -8,12 +8,13 @@ U is the last ``d_u`` columns of W (:meth:`Task.observe`).  Families (PPAN §II-
               Without the offset c (gaussian tasks) the release is exactly a
               :class:`~privbench.learners.mechanisms.LinearGaussian` (A = M_U^T,
               B = M_S^T, noise_cov = L^T L).
-``gaussian``  §II-C2 reparameterised Gaussian: Z = U + mu(W) + A(W) eps, (mu, A) from an
-              MLP of the standardised W, A a full d_u x d_u factor (Sigma = A A^T).
+``gaussian``  §II-C2 reparameterised Gaussian: Z = U + mu(W) + A(W) eps, (mu, A) an affine
+              part plus an MLP of the standardised W, A a full d_u x d_u factor (Sigma = A A^T).
 ``seed``      §II-C3 universal approximator: Z = f(W, eps) (``residual``: U + f(W, eps)),
               eps ~ Uniform[-1, 1]^n_noise fed to the MLP as input.
 ``gmm``       appendix F: m Gaussian components, Z = U + mu_l(W) + diag(s_l(W)) eps with
-              weights pi_l(W); training uses the exact expectation over l (eq (29)).
+              weights pi_l(W) (an affine mean shared by the components plus an MLP); training
+              uses the exact expectation over the component l (eq (29)).
 
 :class:`PPANNet` is the fitted mechanism (one member, ``k = 1``): it saves a JSON config
 describing the architecture plus the member's tensors, and releases on CPU with a
@@ -98,13 +99,22 @@ class SweepRelease(nn.Module):
     def _setup(self, budgets: np.ndarray, u_cov: np.ndarray | None) -> None:
         pass
 
+    def _shrink(self, budgets: np.ndarray, u_cov: np.ndarray) -> tuple[np.ndarray, torch.Tensor, torch.Tensor]:
+        """t = budget / tr(cov_u) clipped to [0, 1], a root R with R^T R = cov_u, and E[U] (d_u,):
+        Z = (1-t) U + t E[U] + eps sqrt(t(1-t)) R has distortion exactly the budget."""
+        cov = np.atleast_2d(np.asarray(u_cov, dtype=float))
+        t = np.clip(budgets / max(float(np.trace(cov)), 1e-12), 0.0, 1.0)
+        w, v = np.linalg.eigh(cov)
+        root = torch.as_tensor((v * np.sqrt(np.clip(w, 0, None))).T, dtype=torch.float32)
+        return t, root, self.w_shift[0, 0, -self.d_u:].clone()
+
     def _start_scale(self, budgets: np.ndarray) -> torch.Tensor:
         """Per-member noise scale sqrt(budget / d_u): the Gaussian-noise baseline, (k,)."""
         return torch.as_tensor(np.maximum(np.sqrt(budgets / self.d_u), MIN_SCALE), dtype=torch.float32)
 
 
 class LinearRelease(SweepRelease):
-    """Z = W M (+ c) + eps L; starts at Z = U + N(0, budget/d_u I)."""
+    """Z = W M (+ c) + eps L; starts at the shrink-and-noise release (see ``_setup``)."""
 
     def __init__(self, k: int, cfg: dict[str, Any]) -> None:
         super().__init__(k, cfg)
@@ -122,16 +132,12 @@ class LinearRelease(SweepRelease):
             self.M[:, -self.d_u:, :] = eye
             self.L.copy_(self._start_scale(budgets)[:, None, None] * eye)
             return
-        cov = np.atleast_2d(np.asarray(u_cov, dtype=float))
-        t = np.clip(budgets / max(float(np.trace(cov)), 1e-12), 0.0, 1.0)
-        w, v = np.linalg.eigh(cov)
-        root = torch.as_tensor((v * np.sqrt(np.clip(w, 0, None))).T, dtype=torch.float32)  # root^T root = cov
+        t, root, mean_u = self._shrink(budgets, u_cov)
         for i, ti in enumerate(t):
             self.M[i, -self.d_u:, :] = (1.0 - ti) * eye
             self.L[i] = math.sqrt(max(ti * (1.0 - ti), MIN_SCALE ** 2)) * root
         if self.c is not None:
-            self.c.copy_(torch.as_tensor(t, dtype=torch.float32)[:, None, None]
-                         * torch.as_tensor(self.w_shift[0, 0, -self.d_u:]))
+            self.c.copy_(torch.as_tensor(t, dtype=torch.float32)[:, None, None] * mean_u)
 
     def forward(self, w, gen):
         z = torch.bmm(w, self.M) + torch.bmm(self._randn(w.shape[:2] + (self.d_u,), gen, w), self.L)
@@ -147,28 +153,53 @@ class LinearRelease(SweepRelease):
 
 
 class GaussianRelease(SweepRelease):
-    """§II-C2: Z = U + mu(W) + A(W) eps with (mu, A) from one MLP."""
+    """§II-C2: Z = U + mu(W) + A(W) eps, mu = W S + c + MLP_mu(W), A = A0 + MLP_A(W).
+
+    The affine part (S, c, A0) starts like :class:`LinearRelease`; the MLP's last layer
+    starts small, so the network begins at the linear start and learns corrections.
+    """
 
     def __init__(self, k: int, cfg: dict[str, Any]) -> None:
         super().__init__(k, cfg)
         sizes = [self.d_w, *cfg["hidden"], self.d_u + self.d_u * self.d_u]
         self.net = SweepMLP(k, sizes, cfg.get("activation", "relu"))
-        self.A0 = nn.Parameter(torch.zeros(k, self.d_u, self.d_u))  # input-free part of the factor
+        self.S = nn.Parameter(torch.zeros(k, self.d_w, self.d_u))
+        self.c = nn.Parameter(torch.zeros(k, 1, self.d_u))
+        self.A0 = nn.Parameter(torch.zeros(k, self.d_u, self.d_u))
 
     def _setup(self, budgets: np.ndarray, u_cov: np.ndarray | None) -> None:
         last = self.net.net[-1]
         last.weight.mul_(0.1)
         last.bias.zero_()
-        self.A0.copy_(self._start_scale(budgets)[:, None, None] * torch.eye(self.d_u))
+        _affine_start(self, budgets, u_cov)
+        if u_cov is None:
+            self.A0.copy_(self._start_scale(budgets)[:, None, None] * torch.eye(self.d_u))
+        else:
+            t, root, _ = self._shrink(budgets, u_cov)
+            for i, ti in enumerate(t):
+                self.A0[i] = math.sqrt(max(ti * (1.0 - ti), MIN_SCALE ** 2)) * root.T
 
     def forward(self, w, gen):
         out = self.net(self._norm(w))
         k, n = w.shape[:2]
-        mu = out[..., : self.d_u]
+        mu = out[..., : self.d_u] + torch.bmm(w, self.S) + self.c
         A = out[..., self.d_u:].reshape(k, n, self.d_u, self.d_u) + self.A0[:, None]
         eps = self._randn((k, n, self.d_u), gen, w)
         z = self._u(w) + mu + (A @ eps[..., None])[..., 0]
         return z[:, :, None, :], None
+
+
+@torch.no_grad()
+def _affine_start(module: "GaussianRelease | GMMRelease", budgets: np.ndarray, u_cov: np.ndarray | None) -> None:
+    """Affine mean part U + W S + c = (1-t) U + t E[U] (shrink start), or U (noise start)."""
+    module.S.zero_()
+    module.c.zero_()
+    if u_cov is None:
+        return
+    t, _, mean_u = module._shrink(budgets, u_cov)
+    tt = torch.as_tensor(t, dtype=torch.float32)
+    module.S[:, -module.d_u:, :] = -tt[:, None, None] * torch.eye(module.d_u)
+    module.c.copy_(tt[:, None, None] * mean_u)
 
 
 class SeedRelease(SweepRelease):
@@ -197,6 +228,8 @@ class GMMRelease(SweepRelease):
         self.m = int(cfg["n_components"])
         sizes = [self.d_w, *cfg["hidden"], self.m * (2 * self.d_u + 1)]
         self.net = SweepMLP(k, sizes, cfg.get("activation", "relu"))
+        self.S = nn.Parameter(torch.zeros(k, self.d_w, self.d_u))  # affine part shared by the components
+        self.c = nn.Parameter(torch.zeros(k, 1, self.d_u))
 
     def _setup(self, budgets: np.ndarray, u_cov: np.ndarray | None) -> None:
         last = self.net.net[-1]
@@ -204,13 +237,20 @@ class GMMRelease(SweepRelease):
         m, d = self.m, self.d_u
         bias = last.bias.view(self.k, m, 2 * d + 1)
         bias[..., :d] *= 0.3  # distinct component means
-        bias[..., d: 2 * d] = torch.log(self._start_scale(budgets))[:, None, None]
+        _affine_start(self, budgets, u_cov)
+        if u_cov is None:
+            log_scale = torch.log(self._start_scale(budgets))[:, None, None]
+        else:
+            t, _, _ = self._shrink(budgets, u_cov)
+            var = np.outer(np.maximum(t * (1 - t), MIN_SCALE ** 2), np.diag(np.atleast_2d(u_cov)))
+            log_scale = torch.as_tensor(0.5 * np.log(np.maximum(var, 1e-12)), dtype=torch.float32)[:, None, :]
+        bias[..., d: 2 * d] = log_scale
         bias[..., 2 * d] = 0.0
 
     def _parts(self, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         k, n = w.shape[:2]
         out = self.net(self._norm(w)).reshape(k, n, self.m, 2 * self.d_u + 1)
-        mean = self._u(w)[:, :, None, :] + out[..., : self.d_u]
+        mean = (self._u(w) + torch.bmm(w, self.S) + self.c)[:, :, None, :] + out[..., : self.d_u]
         scale = torch.exp(out[..., self.d_u: 2 * self.d_u].clamp(-12.0, 6.0))
         return mean, scale, torch.softmax(out[..., -1], dim=-1)
 
