@@ -310,19 +310,31 @@ def build_adversary(k: int, d_u: int, hidden: Sequence[int], n_out: int, activat
     return Adversary(k, d_u, hidden, n_out, activation, skip)
 
 
-def log_q(out: torch.Tensor, s: torch.Tensor, discrete: bool) -> torch.Tensor:
+def adversary_outputs(d_s: int, n_mix: int = 1) -> int:
+    """Output width of a continuous-S adversary: 2 d_s (Gaussian), n_mix (1 + 2 d_s) (mixture)."""
+    return 2 * d_s if n_mix == 1 else n_mix * (1 + 2 * d_s)
+
+
+def log_q(out: torch.Tensor, s: torch.Tensor, discrete: bool, n_mix: int = 1) -> torch.Tensor:
     """Adversary log-likelihood log Q(s | z) per row, (k, n).
 
     ``out`` (k, n, n_out); ``s`` (n,) labels (discrete) or (n, d_s) standardised values.
-    Continuous S: Gaussian with mean out[..., :d_s] and log-variance out[..., d_s:]
-    (constant -d_s/2 log 2 pi dropped).
+    Continuous S, ``n_mix`` = 1: Gaussian with mean out[..., :d_s] and log-variance
+    out[..., d_s:] (PPAN §III-B); ``n_mix`` > 1: a mixture of n_mix diagonal Gaussians
+    (logit, mean, log-variance per component), which also fits non-Gaussian posteriors.
+    The constant -d_s/2 log 2 pi is dropped.
     """
     if discrete:
         logp = torch.log_softmax(out, dim=-1)
         return torch.gather(logp, 2, s.view(1, -1, 1).expand(out.shape[0], -1, 1))[..., 0]
     d_s = s.shape[-1]
-    mean, logvar = out[..., :d_s], out[..., d_s:].clamp(-12.0, 12.0)
-    return -0.5 * (((s - mean) ** 2) * torch.exp(-logvar) + logvar).sum(-1)
+    if n_mix == 1:
+        mean, logvar = out[..., :d_s], out[..., d_s:].clamp(-12.0, 12.0)
+        return -0.5 * (((s - mean) ** 2) * torch.exp(-logvar) + logvar).sum(-1)
+    o = out.reshape(*out.shape[:2], n_mix, 1 + 2 * d_s)
+    mean, logvar = o[..., 1:1 + d_s], o[..., 1 + d_s:].clamp(-12.0, 12.0)
+    comp = -0.5 * (((s[None, :, None, :] - mean) ** 2) * torch.exp(-logvar) + logvar).sum(-1)
+    return torch.logsumexp(torch.log_softmax(o[..., 0], dim=-1) + comp, dim=-1)
 
 
 class Whitener:

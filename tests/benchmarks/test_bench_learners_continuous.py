@@ -2,7 +2,7 @@
 ``ppan-gaussian``, ``ppan-gmm``) and GAP's mixture privatizer (``gap-mixture``).
 
 Benchmarks, not tests: targets are measured and printed (and stored in
-``extra_info``), never asserted.  Run (about 40 minutes on 2 shared CPU cores)::
+``extra_info``), never asserted.  Run (about 30-40 minutes on 2 shared CPU cores)::
 
     python -m pytest -q -p no:cacheprovider tests/benchmarks/test_bench_learners_continuous.py \
         --benchmark-enable -s

@@ -92,6 +92,24 @@ def test_seed_mechanism_vector_and_mixture_shapes():
         assert all(x.release(t.observe(sm)[:9], np.random.default_rng(0)).shape == (9, 1) for x in ms)
 
 
+def test_mixture_adversary_log_likelihood():
+    """n_mix equal components give the Gaussian log-likelihood; the mixture is normalised."""
+    import torch
+
+    from privbench.learners.ppan_nets import log_q
+
+    gen = torch.Generator().manual_seed(0)
+    s = torch.randn(7, 2, generator=gen)
+    gauss = torch.randn(1, 7, 4, generator=gen)
+    comp = torch.cat([torch.zeros(1, 7, 1), gauss], dim=-1)
+    np.testing.assert_allclose(log_q(comp.repeat(1, 1, 3), s, False, 3).numpy(), log_q(gauss, s, False).numpy(),
+                               rtol=1e-5, atol=1e-5)
+    grid = torch.linspace(-12, 12, 4001)[:, None]  # 1-d density integrates to 1 (constant restored)
+    out = torch.tensor([[[0.3, -1.0, 0.2, -0.5, 2.0, -0.4]]]).expand(1, len(grid), 6)
+    dens = torch.exp(log_q(out, grid, False, 2) - 0.5 * np.log(2 * np.pi))
+    assert float(torch.trapezoid(dens[0], grid[:, 0])) == pytest.approx(1.0, abs=1e-4)
+
+
 # ----------------------------------------------------------------------------- collapse
 
 
@@ -148,9 +166,9 @@ def test_member_that_always_collapses_is_flagged(scalar_samples, monkeypatch):
 def test_nan_loss_raises_training_error_naming_the_step(scalar_samples, monkeypatch):
     real, calls = pc.log_q, {"n": 0}
 
-    def poisoned(out, s, discrete):
+    def poisoned(out, s, discrete, *args):
         calls["n"] += 1
-        res = real(out, s, discrete)
+        res = real(out, s, discrete, *args)
         return res * float("nan") if calls["n"] == 5 else res
 
     monkeypatch.setattr(pc, "log_q", poisoned)
