@@ -31,6 +31,10 @@ a nonlinear release can make the posterior non-Gaussian and hide from a Gaussian
 adversary, as the KSG estimates of the benchmark showed), and the linear, Gaussian and
 GMM families started at the shrink-and-noise release of exactly the budget.  Every budget of a call trains as one batched model (one member each).
 
+``threads=1`` (torch intra-op threads) by default: 2 threads were no faster on this
+machine's 2 shared cores (vector curve 18.2 s vs 17.9 s), and these networks are too
+small for a GPU to help (the same curve took 29.6 s on an H100: launch-bound).
+
 Collapse: after training, each member's release of the training W is compared with the
 Gaussian-noise baseline Z = U + N(0, d/d_u I) at the member's own distortion d, both
 scored by the Gaussian approximation of I(S;Z) (PPAN §III-B1).  A member that leaks
