@@ -30,6 +30,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from privbench.datasets.errors import InputError
@@ -85,6 +86,8 @@ def make_baselines(df: pd.DataFrame, suite: str, command: str = "") -> dict[str,
         raise InputError("no successful, within-budget cases to make baselines from")
     entries: dict[str, Any] = {}
     for (key, learner), g in ok.groupby(["_key", "learner"]):
+        if not np.all(np.isfinite(g["strict_gap"].astype(float))):
+            continue  # e.g. the identity release of a continuous source: infinite leakage, no baseline
         cand = _stats(g)
         e = entries.setdefault(key, {"by_learner": {}})
         e["by_learner"][learner] = cand
@@ -101,7 +104,7 @@ def write_baselines(data: dict[str, Any], path: str | os.PathLike) -> Path:
 
     path = Path(path)
     try:
-        _atomic_write(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
+        _atomic_write(path, json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n")
     except OSError as exc:
         raise InputError(f"cannot write baselines {str(path)!r} ({exc.strerror or exc})") from None
     return path

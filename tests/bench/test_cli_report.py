@@ -106,3 +106,33 @@ def test_assert_near_optimal_passes_and_fails(near_optimal):
     with pytest.raises(AssertionError, match="gap .* > tol"):
         assert_near_optimal(make_learner("randomized-response"), sc, [0.2], tol=0.01, observation="full",
                             n_train=1000, n_eval=1000)
+
+
+BASELINES = __import__("pathlib").Path(__file__).resolve().parents[2] / "results" / "baselines" / "regression.json"
+
+
+def test_committed_regression_baselines_cover_the_regression_suite():
+    from privbench.bench.check import read_baselines
+    from privbench.bench.suites import load_suite
+    from privbench.datasets import make_scenario
+
+    entries = read_baselines(BASELINES)["entries"]
+    keys = set()
+    for c in load_suite("regression").cases:
+        sid = make_scenario(c.scenario, c.params).id
+        for b in c.budgets:
+            keys.add(f"{c.experiment}|{sid}|{c.observation or ''}|{c.privacy}|{c.family or ''}|{b:g}")
+    # every point has a baseline (points where only infinite-leakage learners ran excepted)
+    assert keys - set(entries) <= {k for k in keys if k.startswith("gaussian-source|")}
+    assert all(e["tol"] >= 0.01 and e["gap"] > -0.01 for e in entries.values())
+
+
+def test_check_gap_learner_against_committed_baselines(capsys):
+    """GAP reproduces its own stored baselines (same seeds, same numbers); where it has none
+    (it trains for MAP/MI, the finite-chi2 points score chi-square) it meets the reference."""
+    rc = main(["check", "--learner", "gap", "--baselines", str(BASELINES), "--jobs", "1"])
+    out = capsys.readouterr().out
+    regressions = [line for line in out.splitlines() if line.startswith("REGRESSION:")]
+    assert "12 points checked" in out
+    assert not any("its own baseline" in line or "binary-map" in line for line in regressions)
+    assert rc == (1 if regressions else 0)
