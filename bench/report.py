@@ -230,18 +230,11 @@ def write_html(df: pd.DataFrame, path: str | Path, title: str = "privbench repor
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    import os
-    import tempfile
+    """Write ``text`` to ``path`` atomically (the store's temp-file-and-rename), creating its folder."""
+    from .store import _atomic_text
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    _atomic_text(path, text)
 
 
 # --------------------------------------------------------------------------
