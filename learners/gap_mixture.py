@@ -36,7 +36,7 @@ from .base import Learner, Mechanism, check_choice
 from .mechanisms import MixtureShift
 from .ppan_nets import init_members
 from .registry import register
-from .torch_utils import SweepMLP, check_loss, generator, seeds, to_tensor, torch_threads
+from .torch_utils import SweepMLP, check_loss, cosine_lr, generator, seeds, to_tensor, torch_threads
 
 SCHEDULES = ("default", "paper")
 #: tuned: exact distortion, the Lagrangian, 30 epochs (see tests/benchmarks/test_bench_learners_continuous.py)
@@ -199,10 +199,7 @@ def _train(samples: Samples, task: Task, budgets: np.ndarray, hp: dict[str, Any]
         g_epoch = torch.zeros(k, device=device)
         for j in range(n_batches):
             if hp["cosine"]:
-                factor = 0.01 + 0.99 * 0.5 * (1.0 + math.cos(math.pi * step / total))
-                for opt, key in ((opt_p, "lr"), (opt_a, "adversary_lr")):
-                    for group in opt.param_groups:
-                        group["lr"] = hp[key] * factor
+                cosine_lr(((opt_p, hp["lr"]), (opt_a, hp["adversary_lr"])), step, total)
             idx = perm[j * bs:(j + 1) * bs]
             s, u = s_all[idx], u_all[idx]
             for _ in range(int(hp["adversary_steps"])):

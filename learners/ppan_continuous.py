@@ -62,7 +62,7 @@ from .mechanisms import LinearGaussian
 from .ppan_nets import (PPANNet, SweepRelease, Whitener, adversary_outputs, build_adversary, build_release,
                         gaussian_mi, init_members, log_q, member_tensors, noise_baseline_mi)
 from .registry import register
-from .torch_utils import check_loss, generator, seeds, to_tensor, torch_threads
+from .torch_utils import check_loss, cosine_lr, generator, seeds, to_tensor, torch_threads
 
 SCHEDULES = ("default", "paper")
 CONSTRAINTS = ("lagrangian", "mean-penalty", "sample-penalty")
@@ -332,10 +332,7 @@ def _train(data: _Data, cfg: dict[str, Any], hp: dict[str, Any], budgets: np.nda
     priv = torch.zeros(k, device=device)
     for step in range(steps):
         if hp["cosine"]:
-            factor = 0.01 + 0.99 * 0.5 * (1.0 + math.cos(math.pi * step / steps))
-            for opt, key in ((opt_m, "lr"), (opt_a, "adversary_lr")):
-                for group in opt.param_groups:
-                    group["lr"] = hp[key] * factor
+            cosine_lr(((opt_m, hp["lr"]), (opt_a, hp["adversary_lr"])), step, steps)
         j = step % per_epoch
         if j == 0 and step > 0:
             perm = torch.randperm(n, generator=gen, device=device)

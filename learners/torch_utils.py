@@ -126,5 +126,14 @@ class SweepMLP(nn.Module):
         return self.net(x)
 
 
+def cosine_lr(optimizers: Sequence[tuple[torch.optim.Optimizer, float]], step: int, total: int,
+              floor: float = 0.01) -> None:
+    """Set each optimizer's learning rate to base * (floor + (1 - floor) (1 + cos(pi step/total)) / 2)."""
+    factor = floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * step / total))
+    for opt, base in optimizers:
+        for group in opt.param_groups:
+            group["lr"] = base * factor
+
+
 def to_tensor(x: np.ndarray, device: torch.device, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     return torch.as_tensor(np.ascontiguousarray(x), dtype=dtype, device=device)
