@@ -92,7 +92,7 @@ def _base_row(case: Case, budget: float) -> dict[str, Any]:
             "objective": case.training_privacy,
             "family": case.family, "learner": case.learner, "learner_params": case.learner_params_json,
             "budget": float(budget), "seed": case.seed, "rep": case.rep, "n_train": case.n_train,
-            "n_eval": case.n_eval, **provenance()}
+            "n_eval": case.n_eval, "evaluators": case.evaluators, "protocol": case.protocol, **provenance()}
 
 
 def failure_rows(case: Case, status: str, error: str, started: str | None = None,
@@ -120,6 +120,10 @@ def execute_case(case: Case, device: str = "auto") -> list[dict[str, Any]]:
     from .evaluate import evaluate, headline
     from .scores import score
 
+    if case.protocol is not None:
+        from .protocols import run_protocol
+
+        return run_protocol(case, device)
     started, t0 = now(), time.perf_counter()
     n = len(case.budgets)
     dev = str(device)

@@ -42,7 +42,7 @@ _STR, _F, _I, _B = "string", "float64", "int64", "bool"
 COLUMNS: list[tuple[str, str]] = [
     ("case_id", _STR), ("suite", _STR), ("experiment", _STR), ("scenario", _STR), ("scenario_id", _STR),
     ("params", _STR), ("observation", _STR), ("privacy", _STR), ("objective", _STR), ("family", _STR),
-    ("learner", _STR),
+    ("evaluators", _STR), ("protocol", _STR), ("mechanism_info", _STR), ("learner", _STR),
     ("learner_params", _STR), ("budget", _F), ("seed", _I), ("rep", _I), ("n_train", _I), ("n_eval", _I),
     ("status", _STR), ("error", _STR), ("leakage", _F), ("leakage_evaluator", _STR), ("leakage_kind", _STR),
     ("leakage_stderr", _F), ("distortion", _F), ("distortion_evaluator", _STR), ("distortion_kind", _STR),

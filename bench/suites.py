@@ -51,7 +51,7 @@ from privbench.datasets.errors import InputError
 
 SUITE_KEYS = {"name", "description", "reps", "n_train", "n_eval", "timeout", "learners", "experiments"}
 EXPERIMENT_KEYS = {"name", "scenario", "params", "observation", "privacy", "family", "objective", "budgets",
-                   "learners", "n_train", "n_eval", "reps"}
+                   "learners", "n_train", "n_eval", "reps", "evaluators", "protocol", "claim"}
 # suites another issue will define; asking for them is a clear error until their file ships
 NOT_YET = {"paper": "the paper-reproduction issue will add it"}
 DEFAULT_N_TRAIN = 20000
@@ -110,6 +110,14 @@ class Case:
         The privacy metric the learner trains for when it differs from
         ``privacy``, the metric it is scored on (e.g. PPAN's MI objective scored
         by MAP accuracy on ``binary-gmm``); None: the same.
+    evaluators : str or None
+        An extra evaluator set run on top of the standard ones (``mismatch``:
+        fresh attackers of several architectures, the attacker-mismatch study);
+        None: only the standard evaluators.
+    protocol : str or None
+        A non-standard experiment protocol run instead of fit-then-evaluate
+        (``two-user``: the generative-filter paper's §6.7.5 per-user filters);
+        None: the standard protocol.
     """
 
     suite: str
@@ -126,6 +134,8 @@ class Case:
     n_train: int = DEFAULT_N_TRAIN
     n_eval: int = DEFAULT_N_EVAL
     objective: str | None = None
+    evaluators: str | None = None
+    protocol: str | None = None
 
     @property
     def params(self) -> dict[str, Any]:
@@ -140,7 +150,9 @@ class Case:
         return {"scenario": self.scenario, "params": self.params, "observation": self.observation,
                 "privacy": self.privacy, "family": self.family, "learner": self.learner,
                 "learner_params": self.learner_params, "n_train": self.n_train, "n_eval": self.n_eval,
-                "rep": self.rep, **({"objective": self.objective} if self.objective else {})}
+                "rep": self.rep, **({"objective": self.objective} if self.objective else {}),
+                **({"evaluators": self.evaluators} if self.evaluators else {}),
+                **({"protocol": self.protocol} if self.protocol else {})}
 
     @property
     def training_privacy(self) -> str:
@@ -197,7 +209,8 @@ class Suite:
 def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any] | None,
               observation: str | None, privacy: str | None, family: str | None, learner: str,
               learner_params: dict[str, Any] | None, budgets: Iterable[float], rep: int = 0,
-              n_train: int = DEFAULT_N_TRAIN, n_eval: int = DEFAULT_N_EVAL, objective: str | None = None) -> Case:
+              n_train: int = DEFAULT_N_TRAIN, n_eval: int = DEFAULT_N_EVAL, objective: str | None = None,
+              evaluators: str | None = None, protocol: str | None = None) -> Case:
     """Validate and canonicalise one case (scenario, optimum and learner must exist).
 
     ``objective`` (the metric the learner trains for) defaults to ``privacy`` when
@@ -237,7 +250,21 @@ def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any]
                 params_json=json.dumps(sc.params(), sort_keys=True), observation=observation,
                 privacy=privacy, family=family, learner=learner,
                 learner_params_json=json.dumps(lp, sort_keys=True), budgets=b, rep=rep,
-                n_train=n_train, n_eval=n_eval, objective=None if objective == privacy else objective)
+                n_train=n_train, n_eval=n_eval, objective=None if objective == privacy else objective,
+                evaluators=_choice_or_none("evaluators", evaluators, EVALUATOR_SETS),
+                protocol=_choice_or_none("protocol", protocol, PROTOCOLS))
+
+
+EVALUATOR_SETS = ("mismatch",)
+PROTOCOLS = ("two-user",)
+
+
+def _choice_or_none(name: str, value: Any, allowed: tuple[str, ...]) -> str | None:
+    if value is None:
+        return None
+    if value not in allowed:
+        raise InputError(f"{name}={value!r} is unknown (allowed: {', '.join(allowed)})")
+    return str(value)
 
 
 def training_objective(learner: Any, task: Any, objective: str | None = None) -> str | None:
@@ -422,7 +449,8 @@ def _expand(exp: dict[str, Any], ename: str, suite: str, top: dict[str, Any], ta
                                             _int(n_train if n_train is not None else DEFAULT_N_TRAIN,
                                                  "n_train", where, 2),
                                             _int(n_eval if n_eval is not None else DEFAULT_N_EVAL,
-                                                 "n_eval", where, 2), objective))
+                                                 "n_eval", where, 2), objective,
+                                            exp.get("evaluators"), exp.get("protocol")))
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None
     return out
