@@ -1,0 +1,324 @@
+"""Non-standard experiment protocols, run instead of fit-then-evaluate.
+
+:func:`run_protocol` is what :func:`privbench.bench.runner.execute_case` calls
+for a :class:`~privbench.bench.suites.Case` whose ``protocol`` is not None.  It
+returns one store row per budget in the runner's row format and never raises
+for a failing case (rows with ``status="failed"`` and the error).
+
+``two-user`` — the generative-filter paper's distributed setting (Chen, Navidi &
+Rajagopal, §4 "Distributed training with customized preferences" and §6.7.5):
+
+- data: the image set ``case.scenario`` (``mnist-subset`` or ``digits``) with
+  ``params == {"labeling": "ge5-parity"}``, cut into the fixed partition
+  ``ImageData.split(0.2, seed=0)`` -> (train, held-out);
+- the train partition is permuted (seeded by ``case.seed``) and cut into 10
+  equal parts; part 1 belongs to user A, part 2 to user B, parts 3-10 are public;
+- the aggregator trains the VAE once on all train rows
+  (:meth:`LatentFilter.fit_autoencoder`); user A trains its filter on part 1
+  with S = ``digit >= 5`` (utility: parity), user B on part 2 with S = parity
+  (utility: ``digit >= 5``) (:meth:`LatentFilter.fit_filter`, all budgets of the
+  case in one batched fit, observation ``full``: the filter sees its own S);
+- per budget, the released training set is the 8 public parts raw plus user A's
+  and user B's parts through their own filters; two fresh MLP classifiers
+  (:func:`train_classifier`) learn ``digit >= 5`` and parity from it;
+- the held-out partition is split in two halves (seeded by ``case.seed``): one
+  released by user A's filter, one by user B's.  Reported: user A's private
+  (``>= 5``) and utility (parity) accuracy on its half, user B's private
+  (parity) and utility (``>= 5``) accuracy on its half, and as a reference the
+  same four accuracies of classifiers trained on the raw train partition and
+  scored on the raw held-out halves (no privatisation at all).
+
+Headline numbers: ``leakage`` is the largest of the two users' private-label
+accuracies (privacy metric ``map``: the case must declare ``privacy: map``);
+``distortion`` the task's mean per-pixel cross-entropy (nats per pixel; the
+task's distortion) between the held-out images and their releases, over both
+privatized halves.  There is no optimum for real images: ``optimum_at_budget``
+and ``gap`` are NaN, ``bound_kind`` is ``"none"``, ``below_bound`` False.  The
+budget is the filter's latent KL budget b (not a distortion budget), so
+``overshoot`` is 0.
+
+A case that does not fit the protocol (another image set, labeling, learner or
+privacy metric) is not raised at suite-building time: it becomes failed rows
+whose error names the bad value and what is allowed (:func:`check_two_user`
+raises the same :class:`InputError` for callers that want to check early).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from privbench.datasets.errors import InputError
+
+from .evaluate import Evaluation, headline
+from .runner import _base_row, _error, _json_default, failure_rows, now
+
+PROTOCOL_NAMES = ("two-user",)
+TWO_USER_SETS = ("mnist-subset", "digits")
+TWO_USER_LABELING = "ge5-parity"
+N_PARTS = 10
+CLASSIFIER = {"hidden": 128, "epochs": 20, "batch_size": 128, "lr": 1e-3, "weight_decay": 1e-4}
+XENT_CLIP = 1e-6
+
+
+def run_protocol(case: Any, device: str = "auto") -> list[dict[str, Any]]:
+    """Run ``case`` under its ``protocol``; one store row per budget (never raises for a failing case).
+
+    Parameters
+    ----------
+    case : Case
+        ``case.protocol`` names the protocol (``two-user``).
+    device : {"auto", "cpu", "cuda"}
+        Where the learner trains (the classifiers always run on one CPU thread).
+
+    Returns
+    -------
+    list of dict
+        One row per budget of ``case``, with the columns of
+        :func:`privbench.bench.runner.execute_case`'s rows.
+    """
+    started, t0 = now(), time.perf_counter()
+    if case.protocol == "two-user":
+        return _two_user(case, device, started, t0)
+    msg = f"protocol={case.protocol!r} is unknown (allowed: {', '.join(PROTOCOL_NAMES)})"
+    return failure_rows(case, "failed", "protocol: InputError: " + msg, started, time.perf_counter() - t0, str(device))
+
+
+# --------------------------------------------------------------------------
+# two-user
+# --------------------------------------------------------------------------
+
+
+def check_two_user(case: Any) -> None:
+    """Raise InputError unless ``case`` fits the ``two-user`` protocol (see the module docstring)."""
+    from privbench.learners import resolve_learner
+    from privbench.learners.latent_filter import LatentFilter
+
+    if case.scenario not in TWO_USER_SETS:
+        raise InputError(f"two-user: scenario={case.scenario!r} is not supported "
+                         f"(allowed: {', '.join(TWO_USER_SETS)})")
+    labeling = case.params.get("labeling")
+    if labeling != TWO_USER_LABELING:
+        raise InputError(f"two-user: labeling={labeling!r} is not supported (allowed: {TWO_USER_LABELING})")
+    cls = resolve_learner(case.learner)
+    if not (isinstance(cls, type) and issubclass(cls, LatentFilter)):
+        raise InputError(f"two-user: learner={case.learner!r} is not supported (allowed: latent-filter)")
+    if case.privacy != "map":
+        raise InputError(f"two-user: privacy={case.privacy!r} is not supported (allowed: map, the private-label "
+                         "accuracy of a fresh classifier)")
+    if case.observation not in (None, "full"):
+        raise InputError(f"two-user: observation={case.observation!r} is not supported (allowed: full, each "
+                         "user's filter sees its own private label)")
+
+
+def _two_user(case: Any, device: str, started: str, t0: float) -> list[dict[str, Any]]:
+    from privbench.datasets.real import load_images
+    from privbench.datasets.samples import Samples
+    from privbench.learners import make_learner
+    from privbench.learners.torch_utils import resolve_device, seeds
+
+    dev = str(device)
+    try:
+        dev = str(resolve_device(device))
+        check_two_user(case)
+        train, held = load_images(case.scenario, TWO_USER_LABELING).split(0.2, seed=0)
+        s_part, s_half, s_ae, s_fa, s_fb, s_cls, s_rel = seeds(case.seed, 7)
+        parts = np.array_split(np.random.default_rng(s_part).permutation(len(train)), N_PARTS)
+        halves = np.array_split(np.random.default_rng(s_half).permutation(len(held)), 2)
+        x_tr, ge5_tr, par_tr = train.flat, train.s, train.utility   # labeling ge5-parity: s = ge5, utility = parity
+        task = train.task("full", "map" if case.training_privacy == "map" else "mi")
+        learner = make_learner(case.learner, **case.learner_params)
+        budgets = list(case.budgets)
+        t1 = time.perf_counter()
+        ae = learner.fit_autoencoder(Samples(ge5_tr.copy(), x_tr.copy()), task, s_ae % 2**31, dev)
+        a, b = parts[0], parts[1]
+        mech_a = learner.fit_filter(ae, Samples(ge5_tr[a], x_tr[a]), task, budgets, s_fa % 2**31, dev)
+        mech_b = learner.fit_filter(ae, Samples(par_tr[b], x_tr[b]), task, budgets, s_fb % 2**31, dev)
+        train_time = time.perf_counter() - t1
+    except Exception as exc:  # noqa: BLE001 - recorded, the suite goes on
+        return failure_rows(case, "failed", "fit: " + _error(exc), started, time.perf_counter() - t0, dev)
+
+    n = len(budgets)
+    ha, hb = halves
+    x_he, ge5_he, par_he = held.flat, held.s, held.utility
+    # reference: classifiers trained on the raw train partition, scored on the raw held-out halves
+    try:
+        ref = _user_accuracies(x_tr, ge5_tr, par_tr, x_he[ha], x_he[hb], ge5_he, par_he, ha, hb, s_cls)
+        ref_error = None
+    except Exception as exc:  # noqa: BLE001
+        ref, ref_error = None, _error(exc)
+    shared = (time.perf_counter() - t0) / n
+    public = np.concatenate(parts[2:])
+    rows = []
+    for i, budget in enumerate(budgets):
+        t2 = time.perf_counter()
+        row = {**_base_row(case, budget), "started_at": started, "device": dev, "train_time_s": train_time / n}
+        try:
+            if ref is None:
+                raise RuntimeError(f"raw reference classifiers: {ref_error}")
+            rng = np.random.default_rng([s_rel, i])
+            ma, mb = mech_a[i], mech_b[i]
+            z_a = ma.release(np.column_stack([ge5_tr[a], x_tr[a]]), rng)
+            z_b = mb.release(np.column_stack([par_tr[b], x_tr[b]]), rng)
+            rel_idx = np.concatenate([public, a, b])
+            x_rel = np.vstack([x_tr[public], z_a, z_b])
+            zh_a = ma.release(np.column_stack([ge5_he[ha], x_he[ha]]), rng)
+            zh_b = mb.release(np.column_stack([par_he[hb], x_he[hb]]), rng)
+            acc = _user_accuracies(x_rel, ge5_tr[rel_idx], par_tr[rel_idx], zh_a, zh_b, ge5_he, par_he, ha, hb,
+                                   s_cls)
+            d_a, d_b = _xent(x_he[ha], zh_a), _xent(x_he[hb], zh_b)
+            m_a, m_b = ((zh_a - x_he[ha]) ** 2).mean(1), ((zh_b - x_he[hb]) ** 2).mean(1)
+            evals = _two_user_evaluations(acc, ref, np.concatenate([d_a, d_b]), d_a, d_b,
+                                          np.concatenate([m_a, m_b]), ma, mb, len(a), len(b), len(public))
+            row.update(_row_numbers(evals))
+            row["mechanism_info"] = json.dumps({"user_a": ma.info, "user_b": mb.info}, default=_json_default)
+        except Exception as exc:  # noqa: BLE001
+            row.update(status="failed", error="evaluate: " + _error(exc))
+        row.update(finished_at=now(), wall_time_s=shared + time.perf_counter() - t2)
+        rows.append(row)
+    return rows
+
+
+def _user_accuracies(x_train: np.ndarray, ge5_train: np.ndarray, par_train: np.ndarray, x_a: np.ndarray,
+                     x_b: np.ndarray, ge5_he: np.ndarray, par_he: np.ndarray, ha: np.ndarray, hb: np.ndarray,
+                     seed: int) -> dict[str, tuple[float, int]]:
+    """Accuracies (value, n) of fresh ``>= 5`` and parity classifiers on both users' held-out halves."""
+    s_ge5, s_par = seeds(seed, 2)
+    ge5 = train_classifier(x_train, ge5_train, 2, s_ge5 % 2**31)
+    par = train_classifier(x_train, par_train, 2, s_par % 2**31)
+    return {"a_private": (float(np.mean(ge5(x_a) == ge5_he[ha])), len(ha)),
+            "a_utility": (float(np.mean(par(x_a) == par_he[ha])), len(ha)),
+            "b_private": (float(np.mean(par(x_b) == par_he[hb])), len(hb)),
+            "b_utility": (float(np.mean(ge5(x_b) == ge5_he[hb])), len(hb))}
+
+
+def seeds(seed: int, n: int) -> list[int]:
+    from privbench.learners.torch_utils import seeds as _seeds
+
+    return _seeds(seed, n)
+
+
+_ROLES = {"a_private": ("user-a", "ge5", "private"), "a_utility": ("user-a", "parity", "utility"),
+          "b_private": ("user-b", "parity", "private"), "b_utility": ("user-b", "ge5", "utility")}
+
+
+def _acc_ev(metric: str, evaluator: str, key: str, value: tuple[float, int], **extra: Any) -> Evaluation:
+    p, m = value
+    user, label, role = _ROLES[key]
+    return Evaluation(metric, p, evaluator, "estimate", math.sqrt(max(p * (1 - p), 0.0) / max(m, 1)),
+                      {"user": user, "label": label, "role": role, "n_test": m, **extra})
+
+
+def _two_user_evaluations(acc: dict, ref: dict, d_all: np.ndarray, d_a: np.ndarray, d_b: np.ndarray,
+                          mse: np.ndarray, ma: Any, mb: Any, n_a: int, n_b: int, n_public: int) -> list[Evaluation]:
+    """The protocol's evaluations: released-data accuracies (``map`` private, ``utility``), raw
+    references (``raw-map``, ``raw-utility``), then distortions."""
+    train = {"n_public": n_public, "n_user_a": n_a, "n_user_b": n_b, "classifier": dict(CLASSIFIER)}
+    out = []
+    for key in ("a_private", "b_private", "a_utility", "b_utility"):
+        metric = "map" if key.endswith("private") else "utility"
+        out.append(_acc_ev(metric, "two-user-attacker", key, acc[key], trained_on="released train partition",
+                           **train))
+    for key in ("a_private", "b_private", "a_utility", "b_utility"):
+        metric = "raw-map" if key.endswith("private") else "raw-utility"
+        out.append(_acc_ev(metric, "two-user-raw-reference", key, ref[key], trained_on="raw train partition",
+                           scored_on="raw held-out half"))
+    se = float(d_all.std(ddof=1) / math.sqrt(len(d_all))) if len(d_all) > 1 else 0.0
+    out.append(Evaluation("distortion", float(d_all.mean()), "two-user-xent", "estimate", se,
+                          {"unit": "nats per pixel", "n": len(d_all), "user_a": float(d_a.mean()),
+                           "user_b": float(d_b.mean()),
+                           "train_divergence_a": ma.info.get("train_divergence"),
+                           "train_divergence_b": mb.info.get("train_divergence")}))
+    out.append(Evaluation("mse", float(mse.mean()), "two-user-mse", "estimate",
+                          float(mse.std(ddof=1) / math.sqrt(len(mse))) if len(mse) > 1 else 0.0,
+                          {"unit": "squared error per pixel", "n": len(mse)}))
+    return out
+
+
+def _row_numbers(evals: list[Evaluation]) -> dict[str, Any]:
+    out: dict[str, Any] = {"evaluations": json.dumps([e.__dict__ for e in evals], default=_json_default)}
+    leak, dist = headline(evals, "map"), headline(evals, "distortion")
+    out.update(leakage=leak.value, leakage_evaluator=leak.evaluator, leakage_kind=leak.kind,
+               leakage_stderr=leak.stderr, distortion=dist.value, distortion_evaluator=dist.evaluator,
+               distortion_kind=dist.kind, distortion_stderr=dist.stderr)
+    for name, ev in (("leakage", leak), ("distortion", dist)):
+        if math.isnan(ev.value):
+            return {**out, "status": "failed", "error": f"{name} is NaN ({ev.evaluator})"}
+    nan = float("nan")
+    out.update(optimum_at_budget=nan, bound_kind="none", optimum_at_distortion=nan, gap=nan, overshoot=0.0,
+               below_bound=False, below_bound_reason=None, status="ok", error=None)
+    return out
+
+
+# --------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------
+
+
+def _xent(u: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """Per-row mean per-pixel cross-entropy -(u log z + (1 - u) log(1 - z)), z clipped to [1e-6, 1 - 1e-6]."""
+    zc = np.clip(z, XENT_CLIP, 1 - XENT_CLIP)
+    return -(u * np.log(zc) + (1 - u) * np.log1p(-zc)).mean(1)
+
+
+def train_classifier(x: np.ndarray, y: np.ndarray, n_classes: int, seed: int, *,
+                     hidden: int | None = None, epochs: int | None = None) -> Any:
+    """A fresh MLP classifier (one hidden ReLU layer), trained on one CPU thread.
+
+    Parameters
+    ----------
+    x : ndarray, shape (n, d)
+        Inputs (flattened images in [0, 1]).
+    y : ndarray, shape (n,)
+        Labels 0..n_classes-1.
+    n_classes : int
+    seed : int
+        Seeds the initialisation and the minibatch order (``torch.Generator``,
+        ``numpy.random.default_rng``; never the global RNG).
+    hidden, epochs : int, optional
+        Overrides of :data:`CLASSIFIER` (hidden width 128, 20 epochs of Adam
+        1e-3 on minibatches of 128, weight decay 1e-4).
+
+    Returns
+    -------
+    callable
+        ``predict(x) -> ndarray of shape (m,)``, the arg-max labels.
+    """
+    import torch
+    from torch import nn
+
+    from privbench.learners.torch_utils import generator, init_module, torch_threads
+
+    x = np.asarray(x, dtype=np.float32).reshape(len(x), -1)
+    y = np.asarray(y, dtype=np.int64)
+    if len(x) != len(y) or len(x) < 2:
+        raise InputError(f"classifier: need as many labels as rows (>= 2), got {len(x)} rows and {len(y)} labels")
+    h = int(hidden or CLASSIFIER["hidden"])
+    ep = int(epochs or CLASSIFIER["epochs"])
+    bs = min(int(CLASSIFIER["batch_size"]), len(x))
+    rng = np.random.default_rng(seed)
+    with torch_threads(1):
+        net = init_module(nn.Sequential(nn.Linear(x.shape[1], h), nn.ReLU(), nn.Linear(h, n_classes)),
+                          generator(seed))
+        opt = torch.optim.Adam(net.parameters(), lr=CLASSIFIER["lr"], weight_decay=CLASSIFIER["weight_decay"])
+        X, Y = torch.as_tensor(x), torch.as_tensor(y)
+        for _ in range(ep):
+            perm = torch.as_tensor(rng.permutation(len(x)))
+            for j in range(0, len(x), bs):
+                idx = perm[j:j + bs]
+                loss = nn.functional.cross_entropy(net(X[idx]), Y[idx])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+    net.eval()
+
+    def predict(xq: np.ndarray) -> np.ndarray:
+        with torch_threads(1), torch.no_grad():
+            xq = torch.as_tensor(np.asarray(xq, dtype=np.float32).reshape(len(xq), -1))
+            return net(xq).argmax(1).numpy()
+
+    return predict

@@ -1,0 +1,123 @@
+"""The two-user protocol (generative-filter paper §6.7.5) on the digits set with tiny learner params."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from privbench.bench.protocols import _xent, check_two_user, run_protocol, train_classifier
+from privbench.bench.runner import execute_case
+from privbench.bench.store import COLUMN_NAMES
+from privbench.bench.suites import Case
+from privbench.datasets.errors import InputError
+from privbench.learners.latent_filter import LatentFilter
+
+BUDGETS = (0.5, 3.0)
+
+
+def _case(**over) -> Case:
+    base = dict(suite="t", experiment="two-user", scenario="digits",
+                params_json=json.dumps({"labeling": "ge5-parity"}), observation="full", privacy="map",
+                family=None, learner="latent-filter",
+                learner_params_json=json.dumps(LatentFilter.test_params, sort_keys=True), budgets=BUDGETS,
+                n_train=1438, n_eval=359, protocol="two-user")
+    base.update(over)
+    return Case(**base)
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return execute_case(_case(), "cpu")  # the runner's dispatch to run_protocol
+
+
+def test_one_ok_row_per_budget_in_the_runner_format(rows):
+    assert [r["budget"] for r in rows] == list(BUDGETS)
+    for r in rows:
+        assert r["status"] == "ok", r.get("error")
+        assert set(r) <= set(COLUMN_NAMES)
+        for key in ("leakage", "leakage_evaluator", "leakage_kind", "leakage_stderr", "distortion",
+                    "distortion_evaluator", "distortion_kind", "distortion_stderr", "optimum_at_budget",
+                    "bound_kind", "gap", "overshoot", "below_bound", "evaluations", "train_time_s",
+                    "wall_time_s", "device", "started_at", "finished_at", "protocol", "case_id"):
+            assert key in r, key
+        assert r["protocol"] == "two-user" and r["device"] == "cpu"
+        assert math.isnan(r["optimum_at_budget"]) and math.isnan(r["gap"]) and r["bound_kind"] == "none"
+        assert r["below_bound"] is False and r["overshoot"] == 0.0
+        assert r["train_time_s"] > 0 and r["wall_time_s"] > 0
+        info = json.loads(r["mechanism_info"])
+        assert info["user_a"]["train_divergence"] <= r["budget"] * (1 + 1e-4)
+        assert info["user_b"]["train_divergence"] <= r["budget"] * (1 + 1e-4)
+
+
+def test_evaluations_hold_both_users_private_utility_and_raw_accuracies(rows):
+    for r in rows:
+        evs = json.loads(r["evaluations"])
+        got = {(e["metric"], e["detail"].get("user"), e["detail"].get("label")) for e in evs}
+        for prefix in ("", "raw-"):
+            assert (prefix + "map", "user-a", "ge5") in got
+            assert (prefix + "map", "user-b", "parity") in got
+            assert (prefix + "utility", "user-a", "parity") in got
+            assert (prefix + "utility", "user-b", "ge5") in got
+        private = [e["value"] for e in evs if e["metric"] == "map"]
+        assert len(private) == 2 and r["leakage"] == max(private)
+        assert r["leakage_evaluator"] == "two-user-attacker" and r["leakage_kind"] == "estimate"
+        for e in evs:
+            if "map" in e["metric"] or "utility" in e["metric"]:
+                assert 0.0 <= e["value"] <= 1.0 and e["stderr"] > 0
+        # the held-out partition (359 images) is split in two halves, one per user
+        assert sorted(e["detail"]["n_test"] for e in evs if e["metric"] == "map") == [179, 180]
+        dist = [e for e in evs if e["metric"] == "distortion"]
+        assert len(dist) == 1 and dist[0]["value"] == r["distortion"] > 0
+        assert r["distortion_evaluator"] == "two-user-xent"
+    raw = [[e["value"] for e in json.loads(r["evaluations"]) if e["metric"].startswith("raw-")] for r in rows]
+    assert raw[0] == raw[1]  # the raw reference does not depend on the budget
+    assert min(raw[0]) > 0.7  # raw 8x8 digits: >= 5 and parity are learnable
+
+
+def test_same_case_same_numbers(rows):
+    again = run_protocol(_case(), "cpu")
+    for a, r in zip(again, rows):
+        assert a["status"] == "ok"
+        assert (a["leakage"], a["distortion"], a["evaluations"]) == (r["leakage"], r["distortion"], r["evaluations"])
+
+
+@pytest.mark.parametrize("over, needle", [
+    (dict(params_json=json.dumps({"labeling": "digit"})), "labeling='digit'"),
+    (dict(scenario="binary-gmm"), "scenario='binary-gmm'"),
+    (dict(learner="ppan-image", learner_params_json="{}"), "learner='ppan-image'"),
+    (dict(privacy="mi"), "privacy='mi'"),
+    (dict(observation="useful"), "observation='useful'"),
+])
+def test_a_case_outside_the_protocol_is_an_input_error(over, needle):
+    with pytest.raises(InputError, match="two-user: " + needle.replace("(", r"\(")):
+        check_two_user(_case(**over))
+
+
+def test_a_bad_case_becomes_failed_rows_not_an_exception():
+    out = run_protocol(_case(params_json=json.dumps({"labeling": "digit"})), "cpu")
+    assert [r["status"] for r in out] == ["failed", "failed"]
+    assert "InputError" in out[0]["error"] and "labeling='digit'" in out[0]["error"]
+    assert "ge5-parity" in out[0]["error"]
+    unknown = run_protocol(replace(_case(), protocol="three-user"), "cpu")
+    assert unknown[0]["status"] == "failed" and "protocol='three-user' is unknown" in unknown[0]["error"]
+
+
+def test_classifier_learns_and_rejects_mismatched_labels():
+    rng = np.random.default_rng(0)
+    x = 2 * rng.standard_normal((400, 5))
+    y = (x[:, 0] > 0).astype(int)
+    pred = train_classifier(x[:300], y[:300], 2, seed=1)
+    assert np.mean(pred(x[300:]) == y[300:]) > 0.9
+    assert np.array_equal(pred(x[300:]), train_classifier(x[:300], y[:300], 2, seed=1)(x[300:]))
+    with pytest.raises(InputError, match="as many labels as rows"):
+        train_classifier(x, y[:10], 2, seed=0)
+
+
+def test_xent_of_a_binary_image_released_as_is_is_zero():
+    u = np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
+    assert np.allclose(_xent(u, u), 0.0, atol=1e-5)
+    assert np.allclose(_xent(np.full((1, 2), 0.5), np.full((1, 2), 0.5)), math.log(2))
