@@ -126,6 +126,10 @@ class GAPMixture(Learner):
         return mechs
 
 
+#: training rows (the first ones) on which the final adversary is scored after training
+ADVERSARY_CHECK_N = 4096
+
+
 def classifier_loss(logit: torch.Tensor, s: torch.Tensor, loss: str = "xent", alpha: float = 10.0) -> torch.Tensor:
     """The adversary's per-sample loss.
 
@@ -234,6 +238,25 @@ def _train(samples: Samples, task: Task, budgets: np.ndarray, hp: dict[str, Any]
         rho *= float(hp["rho_growth"])
     check_loss(theta.detach(), step, "privatizer parameters")
     out = theta.detach().cpu().double().numpy()
+    with torch.no_grad():  # the final adversary on a fixed slice of the training set, its own noise
+        m_chk = min(n, ADVERSARY_CHECK_N)
+        s_c, u_c = s_all[:m_chk], u_all[:m_chk]
+        b0, b1, g0, g1 = params()
+        noise = torch.randn((k, m_chk), generator=generator(s_seed ^ 2, device), device=device)
+        s1 = s_c[None]
+        z = (u_c[None] + (1 - s1) * b0[:, None] - s1 * b1[:, None]
+             + ((1 - s1) * g0[:, None] + s1 * g1[:, None]) * noise)
+        logit = adv(((z - z_shift) / z_scale)[..., None])[..., 0]
+        mean_lq = classifier_loss(logit, s_c, "xent").neg().mean(1).double().cpu().numpy()
+        acc = ((logit > 0).to(s_c.dtype) == s1).to(torch.float64).mean(1).cpu().numpy()
+    p_hat = float(s_np.mean())
+    h_s = -sum(x * math.log(x) for x in (p_hat, 1 - p_hat) if x > 0)
+    note = (f"final adversary h(z) = P(S=1|z) vs the final privatizer on the first {m_chk} training rows "
+            "(fresh noise); H(S) the plug-in entropy of the training labels"
+            + ("" if loss_name == "xent" else f"; the adversary was trained on the alpha-loss (alpha={alpha:g}), "
+               "its output read as a belief"))
+    adversary = [{"mi": float(h_s + mean_lq[i]), "accuracy": float(acc[i]), "h_s": h_s,
+                  "mean_log_q": float(mean_lq[i]), "n": m_chk, "note": note} for i in range(k)]
     info = {"prior_estimate": prior, "multiplier": lam.cpu().tolist(), "final_adversary_loss": xent.detach().cpu().tolist(),
-            "steps": step, "epochs": int(hp["epochs"])}
+            "steps": step, "epochs": int(hp["epochs"]), "training_adversary": adversary}
     return out, info

@@ -68,6 +68,8 @@ from .torch_utils import (SweepMLP, check_loss, generator, init_module, resolve_
                           to_tensor, torch_threads)
 
 DIVERGENCES = ("kl", "chi2", "mahalanobis")
+#: training rows (the first ones) on which the final adversary is scored after training
+ADVERSARY_CHECK_N = 4096
 SCHEDULES: dict[str, dict[str, Any]] = {
     # paper §6.7: MNIST VAE FC(300)-ELU-FC(300), 10-d latent, gamma=0.1, kappa=1, C_L=4 (eq 14), Adam 1e-3,
     # batch 128, adversary FC(15)-ELU, beta=2, lambda1=lambda2=1000 halved at mid-training (floor 2)
@@ -454,6 +456,43 @@ class LatentFilter(Learner):
         tensors = {**_plain(enc, "enc"), **_plain(dec, "dec")}
         return Autoencoder(config, tensors, {"vae_steps": hp["vae_steps"], "vae_loss": float(loss.detach())})
 
+    def _final_adversary(self, adv: SweepMLP, g: torch.Tensor, mu: torch.Tensor, var: torch.Tensor,
+                         ft: torch.Tensor, st: torch.Tensor, label: bool, n_out: int, d_n: int,
+                         gen: torch.Generator) -> list[dict[str, Any]]:
+        """Per filter: the final adversary on the final (projected) filter's z~ of the first
+        ``ADVERSARY_CHECK_N`` training rows, with its own noise ``gen`` (training is untouched).
+
+        Label S: ``mi`` = H^(S) (plug-in, training labels) + mean log softmax, and ``accuracy``.
+        Continuous S (squared-error adversary): its prediction read as the mean of a Gaussian
+        with the per-component residual variance on the same rows (a variational Q), and
+        H(S) the Gaussian entropy of the standardised training S (same units).
+        """
+        k, m_chk = g.shape[0], min(len(mu), ADVERSARY_CHECK_N)
+        z = mu[:m_chk] + (var[:m_chk].sqrt() * torch.randn(m_chk, mu.shape[1], generator=gen, device=mu.device)
+                          if self.sample_posterior else 0.0)
+        noise = torch.randn(k, m_chk, d_n, generator=gen, device=mu.device)
+        zt = z + torch.cat([noise, ft[:m_chk].expand(k, -1, -1)], -1) @ g.transpose(1, 2)
+        out = adv(zt)
+        s = st[:m_chk]
+        if label:
+            lq = torch.log_softmax(out, -1).gather(-1, s.view(1, -1, 1).expand(k, -1, 1))[..., 0]
+            mean_lq = lq.mean(1).double().cpu().numpy()
+            acc = (out.argmax(-1) == s[None]).double().mean(1).cpu().numpy()
+            freq = np.bincount(st.cpu().numpy(), minlength=n_out) / len(st)
+            h_s = float(-(freq[freq > 0] * np.log(freq[freq > 0])).sum())
+            how = "plug-in entropy of the training labels"
+        else:
+            var_r = ((out - s[None]) ** 2).mean(1).clamp_min(1e-12)  # (k, d_s)
+            mean_lq = (-0.5 * (torch.log(2 * math.pi * var_r) + 1.0).sum(-1)).double().cpu().numpy()
+            acc = None
+            s_np = st.double().cpu().numpy()
+            h_s = 0.5 * float(np.linalg.slogdet(2 * math.pi * math.e * np.atleast_2d(np.cov(s_np.T)))[1])
+            how = ("Gaussian entropy of the standardised training S; Q = N(prediction, residual variance), "
+                   "log Q at its own residual variance")
+        note = f"final adversary vs the final (projected) filter on the first {m_chk} training rows; H(S): {how}"
+        return [{"mi": float(h_s + mean_lq[i]), "accuracy": None if acc is None else float(acc[i]), "h_s": h_s,
+                 "mean_log_q": float(mean_lq[i]), "n": m_chk, "note": note} for i in range(k)]
+
     def _train_filters(self, ae: Autoencoder, samples: Samples, task: Task, budgets: np.ndarray,
                        hp: dict[str, Any], seed: int, device: torch.device) -> list[Mechanism]:
         cfg = dict(ae.config)
@@ -550,9 +589,11 @@ class LatentFilter(Learner):
             t = torch.where(full <= bud, torch.ones_like(lo), lo)
             g = g * t.view(k, 1, 1)
             final = divergence(g, var, ft)
+            adversary = self._final_adversary(adv, g, mu, var, ft, st, label, n_out, d_n, generator(n_seed ^ 2, device))
         mechs: list[Mechanism] = []
         for i in range(k):
             info = {**ae.info, "filter_steps": steps, "divergence": self.divergence,
+                    "training_adversary": adversary[i],
                     "train_divergence": float(final[i]), "projection": float(t[i]),
                     "budget_meaning": f"mean latent {self.divergence} divergence (not a distortion budget)"}
             mechs.append(LatentFilterMechanism(task, float(budgets[i]), cfg,

@@ -215,6 +215,7 @@ class _PPANContinuous(Learner):
                 diag = _diagnose(mech, data, generator(sweep_seed ^ 1, device), self.collapse_tol)
                 for j, i in enumerate(todo):
                     res = {**diag[j], "multiplier": float(extra["nu"][j]),
+                           "training_adversary": extra["training_adversary"][j],
                            "adversary_loglik": float(extra["loglik"][j]), "attempt": attempt,
                            "member_seed": mseeds[j], "tensors": member_tensors(mech, j)}
                     history[i].append(res["excess"])
@@ -384,7 +385,54 @@ def _train(data: _Data, cfg: dict[str, Any], hp: dict[str, Any], budgets: np.nda
                 p.copy_(a)
     for name, p in mech.named_parameters():
         check_loss(p.detach(), steps, f"mechanism parameter {name!r}")
-    return mech, {"nu": nu.cpu().numpy(), "loglik": priv.detach().cpu().numpy()}
+    final = _final_adversary(mech, adv, whiten, data, generator(sweep_seed ^ 2, device), hp)
+    return mech, {"nu": nu.cpu().numpy(), "loglik": priv.detach().cpu().numpy(), "training_adversary": final}
+
+
+#: training rows (the first ones) on which the final adversary is scored after training
+ADVERSARY_CHECK_N = 4096
+
+
+@torch.no_grad()
+def _final_adversary(mech: SweepRelease, adv: torch.nn.Module, whiten: Whitener | None, data: _Data,
+                     gen: torch.Generator, hp: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per member: the final adversary's estimate on the first ``ADVERSARY_CHECK_N`` training rows.
+
+    The final (averaged) release of those rows, drawn with its own generator ``gen`` (training
+    is untouched), is scored by the final adversary through the final whitening statistics:
+    ``mi`` = H^(S) + mean log Q(S|Z), H^(S) the plug-in entropy of the training labels
+    (discrete S) or the Gaussian entropy of the standardised training S (continuous S; log Q
+    is in the same standardised units, the -d_s/2 log 2 pi constant restored); ``accuracy``
+    (discrete S) of argmax Q.  Mixture releases (``gmm``) average over components exactly.
+    """
+    k, m_chk = mech.k, min(data.n, ADVERSARY_CHECK_N)
+    w = data.w[:m_chk][None].expand(k, -1, -1)
+    s = data.s[:m_chk]
+    z, pi = mech(w, gen)
+    m = z.shape[2]
+    flat = z.reshape(k, -1, z.shape[-1])
+    x = (flat - data.u_mean) / data.u_std if whiten is None or whiten.W is None else whiten(flat)
+    out = adv(x)
+    lq = log_q(out, s.repeat_interleave(m, dim=0) if m > 1 else s, data.discrete, data.n_mix).reshape(k, -1, m)
+    weights = torch.ones_like(lq) if pi is None else pi
+    mean_lq = (weights * lq).sum(-1).mean(1).double().cpu().numpy()
+    if data.discrete:
+        labels = data.s.cpu().numpy()
+        freq = np.bincount(labels, minlength=data.n_out) / len(labels)
+        h_s = float(-(freq[freq > 0] * np.log(freq[freq > 0])).sum())
+        hit = (out.argmax(-1).reshape(k, -1, m) == s.view(1, -1, 1)).to(weights.dtype)
+        acc = (weights * hit).sum(-1).mean(1).double().cpu().numpy()
+        how = "plug-in entropy of the training labels"
+    else:
+        s_std = data.s.double().cpu().numpy()
+        d_s = s_std.shape[1]
+        h_s = 0.5 * float(np.linalg.slogdet(2 * math.pi * math.e * np.atleast_2d(np.cov(s_std.T)))[1])
+        mean_lq = mean_lq - 0.5 * d_s * math.log(2 * math.pi)
+        acc = None
+        how = "Gaussian entropy of the standardised training S (log Q in the same units)"
+    note = f"final adversary vs the final release of the first {m_chk} training rows; H(S): {how}"
+    return [{"mi": float(h_s + mean_lq[i]), "accuracy": None if acc is None else float(acc[i]),
+             "h_s": h_s, "mean_log_q": float(mean_lq[i]), "n": m_chk, "note": note} for i in range(k)]
 
 
 @torch.no_grad()

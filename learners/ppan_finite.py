@@ -279,10 +279,42 @@ def play(g_sw: np.ndarray, d_wz: np.ndarray, task: Task, budgets: np.ndarray, cf
     adv_value = value + (h_s if cfg.adversary_loss == "log" else 0.0)
     info = {"steps": cfg.steps, "train_seconds": time.perf_counter() - t0,
             "train_distortion": d.cpu().tolist(), "multiplier": mu.cpu().tolist(),
-            "adversary_value": adv_value.detach().cpu().tolist()}
+            "adversary_value": adv_value.detach().cpu().tolist(),
+            "training_adversary": _final_adversary(C.detach(), A.detach(), gs_t, h_s, cfg)}
     channels = C.detach().to("cpu", torch.float64).numpy()
     channels = np.clip(channels, 0.0, None)
     return channels / channels.sum(-1, keepdims=True), info
+
+
+@torch.no_grad()
+def _final_adversary(C: torch.Tensor, A: torch.Tensor, gs_t: torch.Tensor, h_s: torch.Tensor,
+                     cfg: GameConfig) -> list[dict[str, Any]]:
+    """Per budget: the final adversary table q = softmax(A) against the final channel C,
+    on the empirical joint of the training samples (exact expectation, no sampling).
+
+    ``mi`` = H^(S) + sum P^(s, z) log q(s|z) (a lower bound on the empirical I^(S;Z)),
+    ``accuracy`` = sum_z P^(argmax_s q(s|z), z); ``empirical_posterior`` holds the same
+    two numbers for the exact posterior of the empirical joint (the best adversary).
+    """
+    pzs = torch.matmul(C.transpose(1, 2), gs_t)  # (k, n_z, n_s)
+    logq = torch.log_softmax(A, -1)
+    mi = h_s + (pzs * logq).sum((1, 2))
+    acc = pzs.gather(-1, logq.argmax(-1, keepdim=True)).sum((1, 2))
+    p_z = pzs.sum(-1, keepdim=True)
+    p_s = pzs.sum(1, keepdim=True)
+    post_mi = torch.special.xlogy(pzs, pzs).sum((1, 2)) - torch.special.xlogy(p_z, p_z).sum((1, 2)) \
+        - torch.special.xlogy(p_s, p_s).sum((1, 2))
+    post_acc = pzs.max(-1).values.sum(-1)
+    note = ("final softmax adversary table q(S|Z) vs the final channel, exact expectation over the empirical "
+            "joint of the training samples")
+    if cfg.belief == "mixture":
+        note += "; trained on the GAP eq (33) mixed belief, scored here per z"
+    if cfg.adversary_loss != "log":
+        note += f"; the table was trained on the {cfg.adversary_loss} loss (alpha={cfg.alpha:g}), read as a belief"
+    return [{"mi": float(mi[i]), "accuracy": float(acc[i]), "note": note,
+             "empirical_posterior": {"mi": float(post_mi[i]), "accuracy": float(post_acc[i]),
+                                     "note": "exact posterior P^(S|Z) of the empirical joint"}}
+            for i in range(len(mi))]
 
 
 def _payoff(A: torch.Tensor, loss: str, alpha: float, expo: float) -> torch.Tensor:
@@ -304,7 +336,8 @@ def channel_mechanisms(channels: np.ndarray, task: Task, budgets: np.ndarray, in
     for i, budget in enumerate(budgets):
         facts = {**extra, "steps": info["steps"], "train_seconds": info["train_seconds"] / len(budgets),
                  "train_distortion": info["train_distortion"][i], "multiplier": info["multiplier"][i],
-                 "adversary_value": info["adversary_value"][i]}
+                 "adversary_value": info["adversary_value"][i],
+                 "training_adversary": info["training_adversary"][i]}
         out.append(FiniteChannel(task, float(budget), channels[i], facts))
     return out
 

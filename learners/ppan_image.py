@@ -325,13 +325,19 @@ class PPANImage(Learner):
                 step += 1
 
         final = self._final_stats(mech, adv, W, U, S, task, g_noise, cfg, k)
+        freq = np.bincount(np.asarray(samples.s), minlength=n_s) / n
+        h_s = float(-(freq[freq > 0] * np.log(freq[freq > 0])).sum())
         mechs: list[Mechanism] = []
         for i, b in enumerate(budgets):
             weights = [layer.weight[i].detach().cpu() for layer in _linears(mech)]
             biases = [layer.bias[i, 0].detach().cpu() for layer in _linears(mech)]
             info = {"schedule": self.schedule, "steps": step, "gamma": gamma, "penalty": penalty,
                     "train_distortion": final["dist"][i], "train_adversary_xent": final["xent"][i],
-                    "over_budget": bool(final["dist"][i] > float(b) * 1.05 + 1e-3)}
+                    "over_budget": bool(final["dist"][i] > float(b) * 1.05 + 1e-3),
+                    "training_adversary": {
+                        "mi": h_s - final["xent"][i], "accuracy": final["accuracy"][i], "h_s": h_s, "n": n,
+                        "note": "final adversary vs the final mechanism on the whole training set (the same pass "
+                                "as train_adversary_xent); H(S) the plug-in entropy of the training labels"}}
             mechs.append(ImageMLPMechanism(task, float(b), weights, biases, cfg["n_noise"], cfg["activation"],
                                            SKIP_CLAMP if cfg["skip"] else None, info))
         return mechs
@@ -346,12 +352,14 @@ class PPANImage(Learner):
         """Training-set distortion and the training adversary's cross-entropy (info only, not evaluation)."""
         dist = torch.zeros(k, device=W.device)
         xent = torch.zeros(k, device=W.device)
+        hits = torch.zeros(k, device=W.device)
         n = len(W)
         for a in range(0, n, 1000):
             w, u, s = W[a:a + 1000], U[a:a + 1000], S[a:a + 1000]
             noise = torch.rand(k, len(w), cfg["n_noise"], generator=g_noise, device=W.device) * 2 - 1
             logit = self._logit(mech, w, u, task, noise, cfg, k)
             dist += F.binary_cross_entropy_with_logits(logit, u.expand(k, -1, -1), reduction="none").mean(2).sum(1)
-            xent += F.cross_entropy(adv(torch.sigmoid(logit)).reshape(-1, task.n_s), s.repeat(k),
-                                    reduction="none").view(k, -1).sum(1)
-        return {"dist": (dist / n).tolist(), "xent": (xent / n).tolist()}
+            scores = adv(torch.sigmoid(logit))
+            xent += F.cross_entropy(scores.reshape(-1, task.n_s), s.repeat(k), reduction="none").view(k, -1).sum(1)
+            hits += (scores.argmax(-1) == s[None]).sum(1)
+        return {"dist": (dist / n).tolist(), "xent": (xent / n).tolist(), "accuracy": (hits / n).tolist()}
