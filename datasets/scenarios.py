@@ -539,6 +539,11 @@ SCENARIOS: dict[str, type[Scenario]] = {
     for cls in (SymmetricPair, Binary, Finite, GaussianScalar, GaussianVector, GaussianSource, BinaryGMM)
 }
 
+# scenarios without a known optimum (labelled data); labelled.py builds on the classes above
+from .labelled import LABELLED_SCENARIOS  # noqa: E402
+
+SCENARIOS.update({cls.name: cls for cls in LABELLED_SCENARIOS})
+
 
 def make_scenario(name: str, params: dict[str, Any] | None = None) -> Scenario:
     """Build a scenario from its CLI name and parameters (strings or values).

@@ -246,6 +246,8 @@ def task_for(scenario: Any, observation: str | None, privacy: str = "mi") -> Tas
     kind = getattr(scenario, "kind", None)
     if observation is None:
         observation = "useful"
+    if callable(getattr(scenario, "task_for", None)):  # labelled scenarios describe their own task
+        return scenario.task_for(observation, privacy)
     if kind == "finite":
         joint = scenario.joint()
         dm = scenario.distortion_matrix()

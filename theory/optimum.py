@@ -17,7 +17,9 @@ gaussian-source     mi        (none)        reverse water-filling R(D)
 binary-gmm          map       useful, full  family bounds (GAP Theorems 2-4, eq (44))
 ==================  ========  ============  =============================================
 
-Any other combination raises :class:`~privbench.datasets.errors.InputError`.
+Any other combination raises :class:`~privbench.datasets.errors.InputError`; so do
+the labelled scenarios (``mnist-subset``, ``digits``, ``hypothesis-testing``,
+``privbench.datasets.labelled``), which have no known optimum.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ def _resolve(
 ) -> tuple[str, str | None, str | None]:
     if not isinstance(scenario, Scenario):
         raise InputError(f"scenario={scenario!r} is not a privbench scenario")
+    if not getattr(scenario, "has_optimum", True):
+        raise InputError(f"{scenario.name} has no known optimum (only learned points and evaluators: "
+                         "run it with 'privbench run')")
     privacy = privacy or default_privacy(scenario)
     if privacy not in PRIVACY_METRICS:
         raise InputError(f"privacy={privacy!r} is unknown (allowed: {', '.join(PRIVACY_METRICS)})")

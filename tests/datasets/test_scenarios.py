@@ -27,6 +27,10 @@ EXAMPLES = {
     "gaussian-vector": {"rho": "0.47,0.24,0.85,0.07,0.66"},
     "gaussian-source": {"variances": "0.47,0.24,0.85"},
     "binary-gmm": {"prior": "0.75", "mu": "3", "sigma0": "2", "sigma1": "1"},
+    # no known optimum (privbench.datasets.labelled; tests/datasets/test_labelled.py)
+    "mnist-subset": {"labeling": "ge5-parity"},
+    "digits": {"labeling": "digit"},
+    "hypothesis-testing": {"correlation": "correlated", "matrix_seed": "2"},
 }
 
 
