@@ -6,7 +6,11 @@
                          uniform over Z's alphabet with probability t, t calibrated on the
                          empirical distribution of U to spend the budget.
 ``gaussian-noise``       gaussian / mixture: Z = U + N(0, (budget / d_u) I) (the filter
-                         paper's Gaussian mechanism; distortion exactly the budget).
+                         paper's Gaussian mechanism; distortion exactly the budget).  image:
+                         Z = clip(U + sigma N(0, I), 1e-3, 1 - 1e-3), sigma set by bisection so
+                         that the per-pixel cross-entropy on the training images (fixed noise
+                         drawn from the fit's seed) equals the budget; 0 when the budget is below
+                         what the clipped identity already costs (it then overshoots).
 
 None of them looks at S, so all serve both observation models.  The plug-in
 baseline (estimate the joint, solve the optimal program on the estimate) needs
@@ -23,7 +27,8 @@ from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism
-from .mechanisms import ConstantGaussian, ConstantOrIdentityImage, FiniteChannel, LinearGaussian, MixtureShift
+from .mechanisms import (AdditiveNoise, ConstantGaussian, ConstantOrIdentityImage, FiniteChannel, LinearGaussian,
+                         MixtureShift)
 from .registry import register
 
 
@@ -74,6 +79,8 @@ class Identity(_Fixed):
             return LinearGaussian(task, budget, np.eye(task.d_u), np.zeros((task.d_u, task.d_s)),
                                   np.zeros((task.d_u, task.d_u)))
         if task.kind == "mixture":
+            if task.d_u != 1 or task.n_s != 2:  # MixtureShift is GAP's scalar binary mixture only
+                return AdditiveNoise(task, budget, 0.0)
             return MixtureShift(task, budget, 0.0, 0.0, 0.0, 0.0)
         return ConstantOrIdentityImage(task, budget, None)
 
@@ -93,6 +100,8 @@ class Constant(_Fixed):
         mean = np.asarray(samples.u, dtype=float).mean(axis=0)
         if task.kind in ("gaussian", "mixture"):
             return ConstantGaussian(task, budget, mean)
+        if task.distortion == "xent":  # a pixel never lit in training must not cost log(0) when it is
+            mean = np.clip(mean, IMAGE_CLIP, 1.0 - IMAGE_CLIP)
         return ConstantOrIdentityImage(task, budget, mean)
 
 
@@ -116,13 +125,49 @@ class RandomizedResponse(_Fixed):
 @register
 class GaussianNoise(_Fixed):
     name = "gaussian-noise"
-    summary = "Z = U + N(0, budget/d_u I): distortion exactly the budget (filter paper's baseline)"
-    serves = ("gaussian", "mixture")
+    summary = ("Z = U + N(0, budget/d_u I): distortion exactly the budget (filter paper's baseline); "
+               "images: clipped noise calibrated to the xent budget")
+    serves = ("gaussian", "mixture", "image")
+
+    def _fit(self, samples, task, budgets, seed, device) -> list[Mechanism]:
+        if task.kind != "image":
+            return super()._fit(samples, task, budgets, seed, device)
+        u = np.asarray(samples.u, dtype=float)
+        noise = np.random.default_rng(seed).standard_normal(u.shape)
+        return [_calibrated_image_noise(task, float(b), u, noise) for b in budgets]
 
     def _one(self, samples, task, budget):
         var = budget / task.d_u  # type: ignore[operator]
+        if task.kind == "mixture" and (task.d_u != 1 or task.n_s != 2):
+            return AdditiveNoise(task, budget, float(np.sqrt(var)))
         if task.kind == "mixture":
             g = float(np.sqrt(var))
             return MixtureShift(task, budget, 0.0, 0.0, g, g)
         return LinearGaussian(task, budget, np.eye(task.d_u), np.zeros((task.d_u, task.d_s)),
                               var * np.eye(task.d_u))
+
+
+IMAGE_CLIP = 1e-3
+
+
+def _calibrated_image_noise(task: Task, budget: float, u: np.ndarray, noise: np.ndarray) -> Mechanism:
+    """AdditiveNoise on [IMAGE_CLIP, 1 - IMAGE_CLIP] with sigma such that the mean per-pixel
+    cross-entropy of the training images under the fixed ``noise`` is ``budget`` (bisection: it
+    grows monotonically with sigma, every clipped pixel moving away from its value)."""
+    lo, hi = IMAGE_CLIP, 1.0 - IMAGE_CLIP
+
+    def cost(sigma: float) -> float:
+        z = np.clip(u + sigma * noise, lo, hi)
+        return float(-(u * np.log(z) + (1.0 - u) * np.log(1.0 - z)).mean())
+
+    a, b = 0.0, 1.0
+    if cost(a) >= budget:
+        sigma = 0.0
+    else:
+        while cost(b) < budget and b < 1e3:
+            b *= 2.0
+        for _ in range(40):
+            mid = 0.5 * (a + b)
+            a, b = (mid, b) if cost(mid) < budget else (a, mid)
+        sigma = a  # the largest sigma found whose training cost is below the budget
+    return AdditiveNoise(task, budget, sigma, lo, hi, {"sigma": sigma, "train_distortion": cost(sigma)})
