@@ -8,9 +8,10 @@ for a failing case (rows with ``status="failed"`` and the error).
 ``two-user`` — the generative-filter paper's distributed setting (Chen, Navidi &
 Rajagopal, §4 "Distributed training with customized preferences" and §6.7.5):
 
-- data: the image set ``case.scenario`` (``mnist-subset`` or ``digits``) with
-  ``params == {"labeling": "ge5-parity"}``, cut into the fixed partition
-  ``ImageData.split(0.2, seed=0)`` -> (train, held-out);
+- data: the image scenario ``case.scenario`` (``mnist-subset`` or ``digits``,
+  :mod:`privbench.datasets.labelled`) with ``params == {"labeling": "ge5-parity"}``,
+  its fixed partition ``ImageData.split(0.2, seed=0)`` -> (train, held-out);
+  ``case.n_train`` and ``case.n_eval`` are not used (the partitions are);
 - the train partition is permuted (seeded by ``case.seed``) and cut into 10
   equal parts; part 1 belongs to user A, part 2 to user B, parts 3-10 are public;
 - the aggregator trains the VAE once on all train rows
@@ -116,8 +117,8 @@ def check_two_user(case: Any) -> None:
 
 
 def _two_user(case: Any, device: str, started: str, t0: float) -> list[dict[str, Any]]:
-    from privbench.datasets.real import load_images
     from privbench.datasets.samples import Samples
+    from privbench.datasets.scenarios import make_scenario
     from privbench.learners import make_learner
     from privbench.learners.torch_utils import resolve_device, seeds
 
@@ -125,7 +126,7 @@ def _two_user(case: Any, device: str, started: str, t0: float) -> list[dict[str,
     try:
         dev = str(resolve_device(device))
         check_two_user(case)
-        train, held = load_images(case.scenario, TWO_USER_LABELING).split(0.2, seed=0)
+        train, held = make_scenario(case.scenario, case.params).partition()  # the fixed split(0.2, seed=0)
         s_part, s_half, s_ae, s_fa, s_fb, s_cls, s_rel = seeds(case.seed, 7)
         parts = np.array_split(np.random.default_rng(s_part).permutation(len(train)), N_PARTS)
         halves = np.array_split(np.random.default_rng(s_half).permutation(len(held)), 2)

@@ -12,7 +12,7 @@ import pytest
 from privbench.bench.protocols import _xent, check_two_user, run_protocol, train_classifier
 from privbench.bench.runner import execute_case
 from privbench.bench.store import COLUMN_NAMES
-from privbench.bench.suites import Case
+from privbench.bench.suites import Case, make_case
 from privbench.datasets.errors import InputError
 from privbench.learners.latent_filter import LatentFilter
 
@@ -20,13 +20,9 @@ BUDGETS = (0.5, 3.0)
 
 
 def _case(**over) -> Case:
-    base = dict(suite="t", experiment="two-user", scenario="digits",
-                params_json=json.dumps({"labeling": "ge5-parity"}), observation="full", privacy="map",
-                family=None, learner="latent-filter",
-                learner_params_json=json.dumps(LatentFilter.test_params, sort_keys=True), budgets=BUDGETS,
-                n_train=1438, n_eval=359, protocol="two-user")
-    base.update(over)
-    return Case(**base)
+    case = make_case("t", "two-user", "digits", {"labeling": "ge5-parity"}, "full", "map", None, "latent-filter",
+                     LatentFilter.test_params, BUDGETS, n_train=1438, n_eval=359, protocol="two-user")
+    return replace(case, **over)
 
 
 @pytest.fixture(scope="module")
