@@ -244,7 +244,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 raise InputError(f"{name} {dup} is given more than once")
         suite = adhoc_suite(args.scenario, dict(args.param), args.observation, args.privacy, args.family,
                             args.learner, dict(args.learner_param), args.budget, reps=args.seeds or 1,
-                            n_train=args.n_train or DEFAULT_N_TRAIN, n_eval=args.n_eval or DEFAULT_N_EVAL,
+                            n_train=args.n_train, n_eval=args.n_eval or DEFAULT_N_EVAL,
                             objective=args.objective)
     else:
         raise InputError("privbench run needs --suite NAME or an ad-hoc --scenario (see 'privbench run --help')")

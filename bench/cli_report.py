@@ -58,6 +58,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     html = args.html or (None if args.markdown else os.path.join(args.dir, "report.html"))
     md = args.markdown or (None if args.html else os.path.join(args.dir, "report.md"))
     table = gap_table(df)
+    if table.empty:
+        from privbench.bench.report import no_optimum_table
+
+        table = no_optimum_table(df)  # scenarios with no known optimum: their learned points
     print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}") if not table.empty else "no successful cases")
     for path, writer in ((html, write_html), (md, write_markdown)):
         if path:

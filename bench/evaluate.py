@@ -21,6 +21,8 @@ gaussian-approx        gaussian, any mechanism     lower-     PPAN §III-B1
                                                      bound
 ksg                    gaussian, any mechanism     estimate   Kraskov et al. estimator 1
 sample-distortion      any mechanism               estimate   mean d(U, Z) over fresh samples
+fresh-classifier       labelled scenarios (no      lower-     map, mi, utility accuracies of
+                         known optimum)              bound      fresh MLPs (evaluate_labelled.py)
 =====================  ==========================  =========  ===============================
 
 "lower-bound" is up to estimation error: every sample evaluator reports a
@@ -45,7 +47,7 @@ from privbench.theory.gaussian import linear_gaussian_leakage
 from privbench.theory.measures import PRIVACY_MEASURES, scenario_channel_measures
 from privbench.theory.mixture import mechanism_accuracy, mechanism_distortion
 
-METRICS = ("mi", "map", "chi2", "distortion")
+METRICS = ("mi", "map", "chi2", "distortion", "utility")  # utility: labelled scenarios only
 KINDS = ("exact", "lower-bound", "estimate")
 KSG_K = 4
 KSG_MAX_N = 10000  # above KSG_SMALL_DIM joint dimensions KSG uses only this many rows (cost)
@@ -60,10 +62,11 @@ class Evaluation:
 
     Attributes
     ----------
-    metric : {"mi", "map", "chi2", "distortion"}
+    metric : {"mi", "map", "chi2", "distortion", "utility"}
     value : float
         Nats for ``mi``, probability for ``map``, dimensionless for ``chi2``,
-        task units (Hamming probability, matrix cost or MSE) for ``distortion``.
+        task units (Hamming probability, matrix cost or MSE) for ``distortion``,
+        a classifier's accuracy for ``utility`` (labelled scenarios only).
         ``inf`` where the release determines S (exact or Gaussian-approx).
     evaluator : str
         See the module table.
@@ -136,6 +139,8 @@ def evaluate(mechanism: Any, scenario: Any, observation: str | None, privacy: st
     list of Evaluation
         Privacy evaluations first, then distortion evaluations.
     """
+    if getattr(scenario, "has_optimum", True) is False:  # labelled data: fresh classifiers only
+        return _labelled(mechanism, scenario, observation, privacy, n_eval, seed, None)
     task = _check(mechanism, scenario, observation, privacy, n_eval, seed)
     rng = np.random.default_rng(seed)
     torch_seed = int(np.random.SeedSequence(seed).generate_state(1)[0])
@@ -151,6 +156,35 @@ def evaluate(mechanism: Any, scenario: Any, observation: str | None, privacy: st
         raise InputError(f"privacy={privacy!r} has no evaluator for a {scenario.name} scenario "
                          f"(available: {', '.join(sorted({e.metric for e in out} - {'distortion'}))})")
     return out
+
+
+def _labelled(mech: Any, sc: Any, observation: str | None, privacy: str, n_eval: Any, seed: Any,
+              evaluators: str | None) -> list[Evaluation]:
+    """Scenarios with no known optimum (``privbench.datasets.labelled``): the fresh-classifier
+    evaluators of :mod:`privbench.bench.evaluate_labelled` (map, mi, utility, distortion)."""
+    from privbench.datasets.labelled import LABELLED_PRIVACIES
+
+    from .evaluate_labelled import evaluate_labelled
+
+    if privacy not in LABELLED_PRIVACIES:
+        raise InputError(f"privacy={privacy!r} has no evaluator for {sc.name} (allowed: "
+                         f"{', '.join(LABELLED_PRIVACIES)})")
+    for name, v, lo in (("n_eval", n_eval, MIN_N_EVAL), ("seed", seed, 0)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise InputError(f"{name}={v!r} must be an integer >= {lo}")
+    if evaluators is not None:
+        raise InputError(f"evaluators={evaluators!r} is not available for {sc.name} (only the standard "
+                         "fresh-classifier evaluators)")
+    task = getattr(mech, "task", None)
+    if not isinstance(task, Task) or not callable(getattr(mech, "release", None)):
+        raise InputError(f"mechanism={mech!r} is not a privbench Mechanism (needs .task and .release)")
+    want = sc.task_for(observation or task.observation, privacy)
+    mine = {**task.to_dict(), "privacy": privacy}
+    if mine != want.to_dict():
+        diff = sorted(k for k in mine if mine[k] != want.to_dict()[k])
+        raise InputError(f"mechanism was built for a different task than {sc.id} with observation="
+                         f"{want.observation} (differs in: {', '.join(diff)})")
+    return evaluate_labelled(mech, sc, want, int(n_eval), int(seed))
 
 
 def headline(evals: list[Evaluation], metric: str) -> Evaluation:

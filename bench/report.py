@@ -1,7 +1,11 @@
 """Reports from stored records: tradeoff plots, gap tables, flags, timings; and A/B comparison.
 
 Input is the long records table (one row per finished case, columns as in
-``bench/store.py``).  Figures are seaborn/matplotlib PNGs: embedded as base64 in
+``bench/store.py``).  Rows with ``bound_kind == "none"`` (scenarios with no known
+optimum: ``mnist-subset``, ``digits``, ``hypothesis-testing``) have NaN gaps: the
+gap table leaves them out, their plots have no optimum curve, and the table
+"Learned points without a known optimum" lists their leakage, distortion and
+utility accuracies (from the ``utility`` evaluation).  Figures are seaborn/matplotlib PNGs: embedded as base64 in
 the HTML (it opens offline) and written beside the Markdown file.
 """
 
@@ -63,8 +67,11 @@ def aggregate_points(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def gap_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Median and worst gap per learner x scenario (over budgets and seeds), with flags and time."""
-    ok = df[df["status"] == "ok"]
+    """Median and worst gap per learner x scenario (over budgets and seeds), with flags and time.
+
+    Scenarios with no known optimum (``bound_kind == "none"``) are left out: see :func:`no_optimum_table`.
+    """
+    ok = df[(df["status"] == "ok") & (df["bound_kind"].astype(str) != "none")]
     if ok.empty:
         return pd.DataFrame()
     g = ok.groupby(["learner", "scenario_id", "observation", "privacy"], dropna=False)
@@ -72,6 +79,24 @@ def gap_table(df: pd.DataFrame) -> pd.DataFrame:
                 below_bound=("below_bound", "sum"), max_overshoot=("overshoot", "max"),
                 mean_train_s=("train_time_s", "mean")).reset_index()
     return out.sort_values(["scenario_id", "observation", "privacy", "learner"]).reset_index(drop=True)
+
+
+def no_optimum_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Learned points of scenarios with no known optimum: mean leakage, distortion and the
+    held-out accuracy of every utility label (``utility X`` columns) per learner and budget."""
+    from .evaluate_labelled import utility_accuracies
+
+    ok = df[(df["status"] == "ok") & (df["bound_kind"].astype(str) == "none")].copy()
+    if ok.empty:
+        return pd.DataFrame()
+    acc = pd.DataFrame([utility_accuracies(e) for e in ok["evaluations"]], index=ok.index)
+    acc.columns = [f"utility {c}" for c in acc.columns]
+    ok = pd.concat([ok, acc], axis=1)
+    keys = ["scenario_id", "observation", "privacy", "learner", "budget"]
+    cols = ["leakage", "distortion", "overshoot"] + list(acc.columns)
+    out = ok.groupby(keys, dropna=False)[cols].mean().reset_index()
+    out.insert(len(keys), "seeds", ok.groupby(keys, dropna=False).size().to_numpy())
+    return out.sort_values(keys).reset_index(drop=True)
 
 
 def flags_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -191,7 +216,8 @@ def _summary(df: pd.DataFrame) -> str:
             f"Devices: {', '.join(sorted(set(df['device'].astype(str))))}. "
             "Leakage is the headline evaluator's value (exact where the release alphabet or "
             "parametric form allows it, else the largest credible estimate); gap = leakage - optimum "
-            "at the distortion achieved; overshoot = max(0, distortion - budget).")
+            "at the distortion achieved (none where the optimum is unknown, bound_kind 'none'); "
+            "overshoot = max(0, distortion - budget).")
 
 
 def write_markdown(df: pd.DataFrame, path: str | Path, title: str = "privbench report") -> Path:
@@ -199,6 +225,9 @@ def write_markdown(df: pd.DataFrame, path: str | Path, title: str = "privbench r
     fig_dir = path.parent / (path.stem + "_figures")
     fig_dir.mkdir(parents=True, exist_ok=True)
     parts = [f"# {title}\n", _summary(df) + "\n", "## Gaps per learner and scenario\n", _md_table(gap_table(df))]
+    free = no_optimum_table(df)
+    if not free.empty:
+        parts += ["## Learned points without a known optimum\n", _md_table(free)]
     parts.append("## Tradeoff plots\n")
     for name, png in tradeoff_figures(df):
         (fig_dir / name).write_bytes(png)
@@ -220,9 +249,11 @@ def write_html(df: pd.DataFrame, path: str | Path, title: str = "privbench repor
     def tbl(d: pd.DataFrame) -> str:
         return "<p><i>none</i></p>" if d.empty else d.to_html(index=False, float_format=lambda x: f"{x:.4g}")
 
+    free = no_optimum_table(df)
     body = (f"<h1>{html.escape(title)}</h1><p>{html.escape(_summary(df))}</p>"
             f"<h2>Gaps per learner and scenario</h2>{tbl(gap_table(df))}"
-            f"<h2>Tradeoff plots</h2>{figs or '<p><i>no successful cases</i></p>'}"
+            + (f"<h2>Learned points without a known optimum</h2>{tbl(free)}" if not free.empty else "")
+            + f"<h2>Tradeoff plots</h2>{figs or '<p><i>no successful cases</i></p>'}"
             f"<h2>Flags</h2>{tbl(flags_table(df))}<h2>Timings</h2>{tbl(timing_table(df))}")
     _atomic_write(path, f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
                         f"<style>{style}</style></head><body>{body}</body></html>")
@@ -262,6 +293,11 @@ def compare(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
             rows.append(row)
             continue
         xa, xb = ga["gap"].astype(float).to_numpy(), gb["gap"].astype(float).to_numpy()
+        if np.all(np.isnan(xa)) or np.all(np.isnan(xb)):  # no known optimum (bound_kind "none"): no gap
+            row.update(gap_a=float("nan"), gap_b=float("nan"), diff=float("nan"), better="n/a (no optimum)",
+                       beyond_noise=False, p_value=float("nan"))
+            rows.append(row)
+            continue
         diff = xa.mean() - xb.mean()
         if len(xa) >= 2 and len(xb) >= 2 and (xa.std() > 0 or xb.std() > 0):
             from scipy.stats import ttest_ind

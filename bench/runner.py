@@ -5,7 +5,8 @@ draw ``n_train`` training samples (``Case.train_seed``), ``learner.fit`` on
 all budgets at once (``Case.seed``), then per budget ``evaluate`` with fresh
 samples (``Case.eval_seed``), ``headline`` leakage and distortion, the optimum
 at the achieved distortion and at the budget (``privbench.theory``), ``score``,
-and provenance.  It never raises for a failing case: an exception or a NaN is
+and provenance.  A scenario with no known optimum (``privbench.datasets.labelled``)
+is stored with ``bound_kind="none"``, NaN optimum and gap, and its overshoot.  It never raises for a failing case: an exception or a NaN is
 a row with ``status="failed"`` and the error.
 
 :func:`run_cases` runs a list of cases into a results directory
@@ -167,6 +168,12 @@ def _score_budget(case: Case, sc: Any, mech: Any, budget: float, evaluate: Calla
             return {**out, "status": "failed", "error": f"{name} is NaN ({ev.evaluator})"}
     opt = optimum(sc, budget, case.privacy, case.observation, case.family)
 
+    if getattr(sc, "has_optimum", True) is False:  # labelled data: a learned point with no optimum to score
+        nan = float("nan")
+        out.update(optimum_at_budget=nan, bound_kind="none", optimum_at_distortion=nan, gap=nan,
+                   overshoot=max(0.0, float(dist.value) - float(budget)), below_bound=False,
+                   below_bound_reason=None, status="ok", error=None)
+        return out
     def optimum_at(d: float) -> float:
         return float(curve(sc, [max(float(d), 0.0)], case.privacy, case.observation, case.family)[0])
 

@@ -5,6 +5,11 @@ chi2) is "larger = more leakage" and every optimum curve is non-increasing in
 the distortion.  ``gap = L - optimum(d)`` is measured at the distortion d the
 mechanism ACHIEVED (a learner that under-uses its budget is not rewarded) and is
 >= 0 for a correct evaluation up to statistical tolerance.
+
+Stored ``bound_kind`` values: ``exact`` (the optimum over all mechanisms),
+``family`` (the best of a mechanism family), and ``none`` (:data:`NO_BOUND`): a
+scenario with no known optimum (``privbench.datasets.labelled``), scored without
+:func:`score`: optimum and gap NaN, overshoot computed, never below the bound.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from scipy import stats
 from privbench.datasets.errors import InputError
 
 BOUND_KINDS = ("exact", "family")
+NO_BOUND = "none"  # stored bound_kind of scenarios without a known optimum (score() is not called)
 REASON_EXACT = "evaluator or bug: below the exact optimum"
 REASON_FAMILY = "below the family bound (a learner outside the family may legitimately beat it)"
 N_SIGMA = 3.0

@@ -209,7 +209,7 @@ class Suite:
 def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any] | None,
               observation: str | None, privacy: str | None, family: str | None, learner: str,
               learner_params: dict[str, Any] | None, budgets: Iterable[float], rep: int = 0,
-              n_train: int = DEFAULT_N_TRAIN, n_eval: int = DEFAULT_N_EVAL, objective: str | None = None,
+              n_train: int | None = DEFAULT_N_TRAIN, n_eval: int = DEFAULT_N_EVAL, objective: str | None = None,
               evaluators: str | None = None, protocol: str | None = None) -> Case:
     """Validate and canonicalise one case (scenario, optimum and learner must exist).
 
@@ -227,10 +227,8 @@ def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any]
     from privbench.datasets.tasks import task_for
     from privbench.learners import make_learner
     from privbench.learners.base import check_budgets
-    from privbench.theory.optimum import _resolve
-
     sc = make_scenario(scenario, params or {})
-    privacy, observation, family = _resolve(sc, privacy, observation, family)
+    privacy, observation, family = resolve_case(sc, privacy, observation, family)
     lp = normalize_value(dict(learner_params or {}))
     inst = make_learner(learner, **lp)
     task = task_for(sc, observation, privacy)
@@ -241,9 +239,13 @@ def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any]
             f"{task.observation}, privacy {privacy}); it serves kinds {', '.join(inst.serves)}, "
             f"observations {', '.join(inst.observations)}, privacy {', '.join(inst.privacies)}")
     b = tuple(float(x) for x in check_budgets(list(budgets)))
+    n_train = default_n_train(sc) if n_train is None else n_train
     if len(set(b)) != len(b):
         raise InputError(f"budgets {list(b)} repeat a value")
     for name, v in (("n_train", n_train), ("n_eval", n_eval), ("rep", rep)):
+    max_n = getattr(sc, "max_n", None)
+    if max_n is not None and n_train > max_n:
+        raise InputError(f"n_train={n_train} exceeds the training partition of {sc.name} (maximum {max_n})")
         if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "rep" else 2):
             raise InputError(f"{name}={v!r} must be an integer >= {0 if name == 'rep' else 2}")
     return Case(suite=suite, experiment=experiment, scenario=sc.name,
@@ -253,6 +255,23 @@ def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any]
                 n_train=n_train, n_eval=n_eval, objective=None if objective == privacy else objective,
                 evaluators=_choice_or_none("evaluators", evaluators, EVALUATOR_SETS),
                 protocol=_choice_or_none("protocol", protocol, PROTOCOLS))
+def resolve_case(sc: Any, privacy: str | None, observation: str | None,
+                 family: str | None) -> tuple[str, str | None, str | None]:
+    """(privacy, observation, family) of a case: theory's checks, or the scenario's own where it
+    has no known optimum (labelled scenarios: privacy map | mi, observation useful | full)."""
+    if not getattr(sc, "has_optimum", True):
+        return sc.resolve(privacy, observation, family)
+    from privbench.theory.optimum import _resolve
+
+    return _resolve(sc, privacy, observation, family)
+
+
+def default_n_train(sc: Any) -> int:
+    """Training samples when none are given: DEFAULT_N_TRAIN, capped by a finite training partition."""
+    max_n = getattr(sc, "max_n", None)
+    return DEFAULT_N_TRAIN if max_n is None else min(DEFAULT_N_TRAIN, int(max_n))
+
+
 
 
 EVALUATOR_SETS = ("mismatch",)
@@ -396,7 +415,6 @@ def _expand(exp: dict[str, Any], ename: str, suite: str, top: dict[str, Any], ta
     from privbench.datasets.scenarios import make_scenario
     from privbench.datasets.tasks import task_for
     from privbench.learners import make_learner
-    from privbench.theory.optimum import _resolve
 
     if "scenario" not in exp:
         raise InputError(f"{where}: 'scenario' is missing")
@@ -435,7 +453,7 @@ def _expand(exp: dict[str, Any], ename: str, suite: str, top: dict[str, Any], ta
             for obs in grid["observation"]:
                 for priv in grid["privacy"]:
                     for fam in grid["family"]:
-                        privacy, observation, family = _resolve(sc, priv, obs, fam)
+                        privacy, observation, family = resolve_case(sc, priv, obs, fam)
                         task = task_for(sc, observation, privacy)
                         for lname, lp, objective in ((n, p, o) for n, p in picks for o in grid["objective"]):
                             if not strict and training_objective(make_learner(lname, **lp), task, objective) is None:
@@ -446,7 +464,7 @@ def _expand(exp: dict[str, Any], ename: str, suite: str, top: dict[str, Any], ta
                                         out.append(make_case(
                                             suite, ename, sc.name, sc.params(), observation, privacy, family,
                                             lname, lp, budgets, rep,
-                                            _int(n_train if n_train is not None else DEFAULT_N_TRAIN,
+                                            _int(n_train if n_train is not None else default_n_train(sc),
                                                  "n_train", where, 2),
                                             _int(n_eval if n_eval is not None else DEFAULT_N_EVAL,
                                                  "n_eval", where, 2), objective,
@@ -510,11 +528,12 @@ def _int(v: Any, name: str, where: str, minimum: int = 1) -> int:
 
 def adhoc_suite(scenario: str, params: dict[str, Any], observation: str | None, privacy: str | None,
                 family: str | None, learners: list[str], learner_params: dict[str, Any],
-                budgets: list[float], reps: int = 1, n_train: int = DEFAULT_N_TRAIN,
+                budgets: list[float], reps: int = 1, n_train: int | None = None,
                 n_eval: int = DEFAULT_N_EVAL, name: str = "adhoc", objective: str | None = None) -> Suite:
     """A suite of one experiment from command-line options (``privbench run --scenario ...``).
 
-    ``learner_params`` apply to every learner given.
+    ``learner_params`` apply to every learner given; ``n_train`` None is
+    :func:`default_n_train` (the training partition's size where that is smaller).
     """
     if not learners:
         raise InputError("an ad-hoc run needs --learner (see 'privbench list learners')")

@@ -1,0 +1,299 @@
+"""Evaluators for scenarios with no known optimum (``privbench.datasets.labelled``).
+
+There is no true model to compute leakage from, so every number comes from a
+*fresh classifier*: an MLP trained from scratch on releases of the TRAIN
+partition (every train row, released again with fresh mechanism noise) and
+scored on releases of HELD-OUT rows.  For ``hypothesis-testing`` both sets are
+fresh draws from the model (``n_eval`` rows each).  For the image sets the
+held-out partition caps ``n_eval`` (359 rows for ``digits``, 1,000 for
+``mnist-subset``; fewer rows are a random subset, kept in partition order).
+
+Evaluations returned (all ``evaluator="fresh-classifier"``):
+
+=============  ===========  =====================================================
+metric         kind         value
+=============  ===========  =====================================================
+``map``        lower-bound  held-out accuracy of the classifier for S; stderr
+                            sqrt(p (1 - p) / n).  ``detail["preview"]`` (images):
+                            the first 8 held-out rows (``dataset_rows`` index the
+                            whole image set, ``heldout_rows`` the partition) and
+                            their releases rounded to 2 decimals (``images``, one
+                            flat list per image, ``shape`` to reshape them).
+``mi``         lower-bound  H(S) + mean log Q(S|Z) in nats, as the held-out mean
+                            of log Q(S|Z) - log p(S) with p the true label
+                            frequencies of the held-out partition (the exact
+                            marginal for hypothesis-testing); stderr std / sqrt(n).
+``utility``    lower-bound  held-out accuracy of a classifier for the scenario's
+                            primary utility label (``detail["label"]``: circle for
+                            labeling digit, parity for ge5-parity, u for
+                            hypothesis-testing).  ``detail["accuracy"][X]`` is the
+                            accuracy for EVERY derived label X (images: digit,
+                            circle, ge5, parity; hypothesis-testing: s, u), with
+                            ``detail["accuracy_stderr"][X]``, ``detail["majority"][X]``
+                            (the largest class frequency in the test rows: what a
+                            release carrying no information about X gets).
+``distortion`` estimate     sample distortion on the held-out rows: per-pixel
+                            cross-entropy (mean over pixels; ``xent``) or the
+                            squared error summed over the dimensions (``mse``).
+=============  ===========  =====================================================
+
+:func:`utility_accuracy` reads "utility accuracy of label X" back from a list of
+evaluations (or from a store row's ``evaluations`` JSON).
+
+Classifier (:data:`CLASSIFIER`): inputs standardised with the fitting rows' mean
+and standard deviation; one hidden layer of 128 ReLU units and one softmax head
+per label; Adam (lr 1e-3), mini-batches of 128; 15% of the training releases held
+back for early stopping (best summed validation cross-entropy, patience 3 epochs,
+at most 40 epochs); float32, seeded init and batch order, one torch thread.  The
+privacy classifier (S only) and the utility classifier (every label, one shared
+hidden layer) are trained separately.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy.special import xlogy
+
+from privbench.datasets.errors import InputError
+
+CLASSIFIER = {"hidden": 128, "batch_size": 128, "lr": 1e-3, "max_epochs": 40, "patience": 3,
+              "val_fraction": 0.15}
+PREVIEW_ROWS = 8
+EVALUATOR = "fresh-classifier"
+
+
+class FreshClassifier:
+    """A seeded one-hidden-layer MLP with one softmax head per label (see :data:`CLASSIFIER`).
+
+    Parameters
+    ----------
+    n_classes : dict of str -> int
+        The labels to predict and their alphabet sizes.
+    seed : int
+        Seeds the initialisation, the validation split and the batch order.
+    """
+
+    def __init__(self, n_classes: dict[str, int], seed: int, **config: Any) -> None:
+        self.n_classes = dict(n_classes)
+        self.seed = int(seed)
+        self.config = {**CLASSIFIER, **config}
+
+    def fit(self, x: np.ndarray, labels: dict[str, np.ndarray]) -> "FreshClassifier":
+        """Train on features ``x`` (n, d) and int labels (n,) per head."""
+        import torch
+        from torch import nn
+
+        from privbench.learners.torch_utils import generator, init_module, torch_threads
+
+        cfg = self.config
+        x = np.asarray(x, dtype=float).reshape(len(x), -1)
+        n = len(x)
+        rng = np.random.default_rng(self.seed)
+        perm = rng.permutation(n)
+        n_val = max(1, int(round(cfg["val_fraction"] * n)))
+        val, fit = perm[:n_val], perm[n_val:]
+        mu, sd = x[fit].mean(axis=0), x[fit].std(axis=0)
+        self.mean_, self.scale_ = mu, np.where(sd > 1e-6, sd, 1.0)
+        names = list(self.n_classes)
+        with torch_threads(1):
+            g = generator(self.seed)
+            trunk = nn.Sequential(nn.Linear(x.shape[1], cfg["hidden"]), nn.ReLU())
+            heads = nn.ModuleDict({k: nn.Linear(cfg["hidden"], self.n_classes[k]) for k in names})
+            net = init_module(nn.ModuleDict({"trunk": trunk, "heads": heads}), g)
+            X = torch.as_tensor(self._features(x), dtype=torch.float32)
+            Y = {k: torch.as_tensor(np.asarray(labels[k], dtype=np.int64)) for k in names}
+            opt = torch.optim.Adam(net.parameters(), lr=cfg["lr"])
+            fit_t, val_t = torch.as_tensor(fit), torch.as_tensor(val)
+
+            def loss(idx: Any) -> Any:
+                h = net["trunk"](X[idx])
+                return sum(nn.functional.cross_entropy(net["heads"][k](h), Y[k][idx]) for k in names)
+
+            best, best_state, since, epochs = math.inf, None, 0, 0
+            for epoch in range(cfg["max_epochs"]):
+                order = fit_t[torch.randperm(len(fit_t), generator=g)]
+                for a in range(0, len(order), cfg["batch_size"]):
+                    opt.zero_grad()
+                    loss(order[a:a + cfg["batch_size"]]).backward()
+                    opt.step()
+                epochs = epoch + 1
+                with torch.no_grad():
+                    v = float(loss(val_t))
+                if v < best - 1e-4:
+                    best, since = v, 0
+                    best_state = {k: t.detach().clone() for k, t in net.state_dict().items()}
+                else:
+                    since += 1
+                    if since >= cfg["patience"]:
+                        break
+            if best_state is not None:
+                net.load_state_dict(best_state)
+        self.net_, self.epochs_, self.val_loss_ = net, epochs, best
+        return self
+
+    def _features(self, x: np.ndarray) -> np.ndarray:
+        return (np.asarray(x, dtype=float).reshape(len(x), -1) - self.mean_) / self.scale_
+
+    def log_proba(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        """log Q(label | x) per head, each of shape (n, n_classes)."""
+        import torch
+
+        from privbench.learners.torch_utils import torch_threads
+
+        with torch_threads(1), torch.no_grad():
+            h = self.net_["trunk"](torch.as_tensor(self._features(x), dtype=torch.float32))
+            return {k: torch.log_softmax(self.net_["heads"][k](h), dim=1).double().numpy()
+                    for k in self.n_classes}
+
+
+def _sorted(draw: Any) -> Any:
+    """A draw's rows in partition order (images), so the preview is the partition's first rows."""
+    if draw.rows is None:
+        return draw
+    from privbench.datasets.labelled import Draw
+    from privbench.datasets.samples import Samples
+
+    o = np.argsort(draw.rows, kind="stable")
+    return Draw(Samples(draw.samples.s[o], draw.samples.u[o]), {k: v[o] for k, v in draw.labels.items()},
+                draw.n_classes, draw.rows[o])
+
+
+def row_distortion(task: Any, u: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """Per-row distortion, shape (n,): per-pixel cross-entropy (``xent``, mean over pixels;
+    0 log 0 = 0, NaN for a release outside [0, 1]) or squared error summed over dims (``mse``)."""
+    u = np.asarray(u, dtype=float).reshape(len(u), -1)
+    z = np.asarray(z, dtype=float).reshape(len(z), -1)
+    if task.distortion == "xent":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return -(xlogy(u, z) + xlogy(1.0 - u, 1.0 - z)).mean(axis=1)
+    return ((u - z) ** 2).sum(axis=1)
+
+
+def evaluate_labelled(mech: Any, sc: Any, task: Any, n_eval: int, seed: int) -> list[Any]:
+    """Fresh-classifier evaluations of ``mech`` on a labelled scenario (see the module docstring).
+
+    Parameters
+    ----------
+    mech : Mechanism
+        Already checked against ``task``.
+    sc : LabelledScenario
+    task : Task
+        The scenario's task with the mechanism's observation.
+    n_eval : int
+        Held-out rows (capped by the held-out partition for images); for
+        hypothesis-testing also the number of fresh training rows.
+    seed : int
+        Seeds the draws, the releases (fresh noise) and the classifiers.
+    """
+    from .evaluate import _check_release, _ev
+
+    ss = np.random.SeedSequence(seed)
+    r_draw, r_rel, = (np.random.default_rng(s) for s in ss.spawn(2))
+    c_priv, c_util = (int(x) for x in ss.generate_state(2))
+    images = sc.kind == "image"
+    if images:
+        train = sc.draw("train", None, r_draw)
+        n_held = len(sc.partition()[1])
+        test = _sorted(sc.draw("held-out", None if n_eval >= n_held else int(n_eval), r_draw))
+    else:
+        train = sc.draw("train", int(n_eval), r_draw)
+        test = sc.draw("held-out", int(n_eval), r_draw)
+    z_tr = _check_release(task, mech.release(task.observe(train.samples), r_rel), len(train.samples))
+    z_te = _check_release(task, mech.release(task.observe(test.samples), r_rel), len(test.samples))
+    n_tr, n_te = len(z_tr), len(z_te)
+    sizes = {"n_train": n_tr, "n_test": n_te}
+
+    s_name = sc.s_label
+    att = FreshClassifier({s_name: train.n_classes[s_name]}, c_priv).fit(z_tr, {s_name: train.labels[s_name]})
+    lq = att.log_proba(z_te)[s_name]
+    s_te = test.labels[s_name]
+    acc = float(np.mean(lq.argmax(axis=1) == s_te))
+    prior = np.asarray(sc.label_prior(s_name, "held-out"), dtype=float)
+    with np.errstate(divide="ignore"):
+        diff = lq[np.arange(n_te), s_te] - np.log(prior)[s_te]
+    h_s = float(-(xlogy(prior, prior)).sum())
+    fit_info = {"epochs": att.epochs_, **CLASSIFIER}
+    detail_map: dict[str, Any] = {**sizes, **fit_info, "label": s_name,
+                                  "majority": float(np.bincount(s_te).max() / n_te),
+                                  "note": "held-out accuracy of an MLP trained from scratch on releases of "
+                                          "the train partition; <= MAP accuracy up to estimation error"}
+    if images:
+        k = min(PREVIEW_ROWS, n_te)
+        detail_map["preview"] = {"dataset_rows": test.rows[:k].tolist(), "heldout_rows": _heldout_rows(sc, test.rows[:k]),
+                                 "shape": list(task.image_shape), "images": np.round(z_te[:k], 2).tolist()}
+    out = [_ev("map", acc, EVALUATOR, "lower-bound", math.sqrt(acc * (1 - acc) / n_te), **detail_map)]
+    out.append(_ev("mi", float(diff.mean()), EVALUATOR, "lower-bound", float(diff.std(ddof=1) / math.sqrt(n_te)),
+                   **sizes, **fit_info, label=s_name, h_s=h_s, mean_log_q=float(lq[np.arange(n_te), s_te].mean()),
+                   note="H(S) + mean log Q(S|Z) on held-out releases, H(S) from the true label frequencies"))
+
+    util = FreshClassifier(train.n_classes, c_util).fit(z_tr, train.labels)
+    lp = util.log_proba(z_te)
+    accs = {k: float(np.mean(lp[k].argmax(axis=1) == test.labels[k])) for k in train.n_classes}
+    out.append(_ev("utility", accs[sc.utility_label], EVALUATOR, "lower-bound",
+                   math.sqrt(accs[sc.utility_label] * (1 - accs[sc.utility_label]) / n_te),
+                   label=sc.utility_label, accuracy=accs,
+                   accuracy_stderr={k: math.sqrt(a * (1 - a) / n_te) for k, a in accs.items()},
+                   majority={k: float(np.bincount(test.labels[k]).max() / n_te) for k in accs},
+                   **sizes, epochs=util.epochs_,
+                   note="held-out accuracy of fresh classifiers (one shared hidden layer) for every derived label"))
+    d = row_distortion(task, test.samples.u, z_te)
+    out.append(_ev("distortion", float(d.mean()), "sample-distortion", "estimate",
+                   float(d.std(ddof=1) / math.sqrt(d.size)), n=int(d.size), distortion=task.distortion,
+                   rows="held-out"))
+    return out
+
+
+def _heldout_rows(sc: Any, dataset_rows: np.ndarray) -> list[int]:
+    from privbench.datasets.labelled import image_partition
+
+    rows_te = image_partition(sc.name, sc.labeling)[3]
+    return np.searchsorted(rows_te, dataset_rows).tolist()
+
+
+def utility_accuracies(evaluations: Any) -> dict[str, float]:
+    """Held-out accuracy per derived label ({} without a ``utility`` evaluation).
+
+    ``evaluations``: a list of Evaluation or dicts, or the JSON text of a store row's ``evaluations``.
+    """
+    import json
+
+    evs = json.loads(evaluations) if isinstance(evaluations, str) else list(evaluations or [])
+    for e in evs:
+        e = e if isinstance(e, dict) else e.to_dict()
+        if e["metric"] == "utility":
+            return {str(k): float(v) for k, v in e["detail"]["accuracy"].items()}
+    return {}
+
+
+def utility_accuracy(evaluations: Any, label: str | None = None) -> float:
+    """Utility accuracy of ``label`` (None: the primary utility label) from evaluations.
+
+    Parameters
+    ----------
+    evaluations : list of Evaluation or dicts, or the JSON text of a store row's ``evaluations``
+
+    Returns
+    -------
+    float
+        NaN when there is no ``utility`` evaluation (scenarios with a known optimum).
+
+    Raises
+    ------
+    InputError
+        ``label`` is not among the evaluated labels.
+    """
+    import json
+
+    evs = json.loads(evaluations) if isinstance(evaluations, str) else list(evaluations)
+    for e in evs:
+        e = e if isinstance(e, dict) else e.to_dict()
+        if e["metric"] == "utility":
+            acc = e["detail"]["accuracy"]
+            key = label or e["detail"]["label"]
+            if key not in acc:
+                raise InputError(f"label={label!r} has no utility accuracy (allowed: {', '.join(acc)})")
+            return float(acc[key])
+    return float("nan")

@@ -1,0 +1,249 @@
+"""Scenarios with no known optimum through the bench: fresh-classifier evaluators, NaN gaps, reports."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privbench.bench.cli import main
+from privbench.bench.evaluate import evaluate, headline
+from privbench.bench.evaluate_labelled import FreshClassifier, utility_accuracies, utility_accuracy
+from privbench.bench.suites import make_case, parse_suite
+from privbench.datasets import InputError, make_scenario, task_for
+from privbench.datasets.labelled import image_partition
+from privbench.datasets.real import load_digits
+from privbench.learners import make_learner
+
+
+def _fit(learner, sc, obs="useful", budgets=(0.5,), n=600, **params):
+    task = task_for(sc, obs, "map")
+    return make_learner(learner, **params).fit(sc.sample(n, np.random.default_rng(0)), task, list(budgets), seed=1)
+
+
+def _by_metric(evals):
+    return {e.metric: e for e in evals}
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return make_scenario("digits", {"labeling": "digit"})
+
+
+@pytest.fixture(scope="module")
+def identity_evals(digits):
+    return evaluate(_fit("identity", digits)[0], digits, "useful", "map", n_eval=5000, seed=3)
+
+
+def test_identity_release_reveals_the_digit(identity_evals, digits):
+    ev = _by_metric(identity_evals)
+    assert set(ev) == {"map", "mi", "utility", "distortion"}
+    n_held = len(image_partition("digits", "digit")[3])
+    assert ev["map"].detail["n_test"] == n_held == 359  # n_eval is capped by the held-out partition
+    assert ev["map"].detail["n_train"] == 1438  # the attacker trains on every train row
+    assert ev["map"].value > 0.8 and ev["map"].kind == "lower-bound"
+    p = ev["map"].value
+    assert ev["map"].stderr == pytest.approx(math.sqrt(p * (1 - p) / 359))
+    acc = ev["utility"].detail["accuracy"]
+    assert set(acc) == {"digit", "circle", "ge5", "parity"} and acc["digit"] > 0.8
+    assert ev["utility"].detail["label"] == "circle" and ev["utility"].value == acc["circle"]
+    assert all(acc[k] > ev["utility"].detail["majority"][k] + 0.2 for k in acc)
+    # MI bound: positive, below H(S) = log 10 (almost: uniform digits)
+    assert 1.0 < ev["mi"].value < math.log(10) + 3 * ev["mi"].stderr
+    assert headline(identity_evals, "map") is ev["map"]
+
+
+def test_identity_distortion_is_the_pixel_entropy(identity_evals):
+    held = image_partition("digits", "digit")[1].flat
+    u = held
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = np.where((u > 0) & (u < 1), -(u * np.log(u) + (1 - u) * np.log(1 - u)), 0.0)
+    d = _by_metric(identity_evals)["distortion"]
+    assert d.value == pytest.approx(h.mean(axis=1).mean(), rel=1e-12)
+    assert d.evaluator == "sample-distortion" and d.detail["n"] == 359
+
+
+def test_preview_holds_the_first_held_out_releases(identity_evals):
+    prev = _by_metric(identity_evals)["map"].detail["preview"]
+    rows = image_partition("digits", "digit")[3]
+    assert prev["dataset_rows"] == rows[:8].tolist() and prev["heldout_rows"] == list(range(8))
+    assert prev["shape"] == [8, 8]
+    # the identity releases the originals themselves
+    np.testing.assert_allclose(prev["images"], np.round(load_digits().flat[rows[:8]], 2))
+    json.dumps(identity_evals[0].to_dict())  # JSON-able
+
+
+def test_constant_release_is_at_the_majority(digits):
+    sc = make_scenario("digits", {"labeling": "ge5-parity"})
+    evals = evaluate(_fit("constant", sc)[0], sc, "useful", "mi", n_eval=5000, seed=4)
+    ev = _by_metric(evals)
+    test_s = image_partition("digits", "ge5-parity")[1].s
+    majority = np.bincount(test_s).max() / len(test_s)
+    assert ev["map"].detail["majority"] == pytest.approx(majority)
+    assert abs(ev["map"].value - majority) <= 3 * math.sqrt(majority * (1 - majority) / len(test_s))
+    for label in ("circle", "ge5", "parity"):
+        m = ev["utility"].detail["majority"][label]
+        assert abs(ev["utility"].detail["accuracy"][label] - m) <= 3 * math.sqrt(m * (1 - m) / len(test_s))
+    assert abs(ev["mi"].value) < 0.05  # nothing to learn from a constant
+    # deterministic: the same seed gives the same numbers
+    again = evaluate(_fit("constant", sc)[0], sc, "useful", "mi", n_eval=5000, seed=4)
+    assert [e.value for e in again] == [e.value for e in evals]
+
+
+def test_gaussian_noise_on_images_spends_its_budget(digits):
+    mech = _fit("gaussian-noise", digits, budgets=(0.4,), n=1438)[0]
+    assert mech.info["train_distortion"] == pytest.approx(0.4, abs=1e-3)
+    ev = _by_metric(evaluate(mech, digits, "useful", "map", n_eval=400, seed=5))
+    assert abs(ev["distortion"].value - 0.4) < 0.03
+    # below the identity's own cost the noise is off (and the case overshoots)
+    low = _fit("gaussian-noise", digits, budgets=(0.05,))[0]
+    assert low.sigma == 0.0
+
+
+def test_additive_noise_mechanism_saves_and_loads(tmp_path, digits):
+    from privbench.learners.base import load_mechanism
+
+    sc = make_scenario("hypothesis-testing")
+    for scenario, obs in ((digits, "full"), (sc, "useful")):
+        mech = _fit("gaussian-noise", scenario, obs, budgets=(0.4,), n=300)[0]
+        back = load_mechanism(mech.save(tmp_path / f"{scenario.name}.pt"))
+        assert back.params() == mech.params() and back.sigma > 0
+        w = task_for(scenario, obs, "map").observe(scenario.sample(20, np.random.default_rng(1)))
+        np.testing.assert_array_equal(back.release(w, np.random.default_rng(2)),
+                                      mech.release(w, np.random.default_rng(2)))
+    assert mech.params()["lo"] is None  # hypothesis-testing: no clipping
+
+
+def test_hypothesis_testing_evaluators():
+    sc = make_scenario("hypothesis-testing", {"correlation": "correlated"})
+    ident = _by_metric(evaluate(_fit("identity", sc, n=2000)[0], sc, "useful", "map", n_eval=3000, seed=6))
+    assert ident["map"].detail["n_train"] == ident["map"].detail["n_test"] == 3000
+    assert ident["map"].value > 0.75 and ident["utility"].detail["label"] == "u"
+    assert set(ident["utility"].detail["accuracy"]) == {"s", "u"}
+    assert ident["distortion"].value == 0.0
+    const = _by_metric(evaluate(_fit("constant", sc, "full", n=2000)[0], sc, "full", "mi", n_eval=3000, seed=6))
+    assert abs(const["map"].value - 0.5) < 3 * math.sqrt(0.25 / 3000) + 0.01
+    assert abs(const["mi"].value) < 0.02
+    noise = _by_metric(evaluate(_fit("gaussian-noise", sc, budgets=(2.0,), n=2000)[0], sc, "useful", "map",
+                                n_eval=3000, seed=6))
+    assert abs(noise["distortion"].value - 2.0) < 4 * noise["distortion"].stderr
+    assert const["map"].value < noise["map"].value <= ident["map"].value + 3 * ident["map"].stderr
+
+
+def test_chi2_sanitizer_serves_hypothesis_testing():
+    sc = make_scenario("hypothesis-testing", {"correlation": "independent"})
+    task = task_for(sc, "useful", "chi2")
+    mech = make_learner("chi2-sanitizer", steps=20, batch_size=64, hidden=8).fit(
+        sc.sample(500, np.random.default_rng(0)), task, [1.0], seed=0)[0]
+    ev = _by_metric(evaluate(mech, sc, "useful", "map", n_eval=500, seed=1))
+    assert ev["distortion"].value == pytest.approx(1.0, rel=0.3)
+
+
+def test_bad_evaluation_requests(digits):
+    mech = _fit("constant", digits)[0]
+    with pytest.raises(InputError, match="privacy='chi2' has no evaluator for digits"):
+        evaluate(mech, digits, "useful", "chi2")
+    with pytest.raises(InputError, match="evaluators='mismatch' is not available for digits"):
+        evaluate(mech, digits, "useful", "map", evaluators="mismatch")
+    with pytest.raises(InputError, match="n_eval=10 must be an integer >= 200"):
+        evaluate(mech, digits, "useful", "map", n_eval=10)
+    other = make_scenario("digits", {"labeling": "ge5-parity"})
+    with pytest.raises(InputError, match="differs in: n_s"):
+        evaluate(mech, other, "useful", "map")
+
+
+def test_utility_accuracy_readers(identity_evals):
+    text = json.dumps([e.to_dict() for e in identity_evals])
+    acc = utility_accuracies(text)
+    assert acc == _by_metric(identity_evals)["utility"].detail["accuracy"]
+    assert utility_accuracy(text, "parity") == acc["parity"] and utility_accuracy(identity_evals) == acc["circle"]
+    assert math.isnan(utility_accuracy([])) and utility_accuracies("[]") == {}
+    with pytest.raises(InputError, match="label='u' has no utility accuracy"):
+        utility_accuracy(identity_evals, "u")
+
+
+def test_classifier_learns_a_separable_problem():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2000, 3))
+    y = (x[:, 0] + x[:, 1] > 0).astype(int)
+    clf = FreshClassifier({"y": 2}, seed=0).fit(x[:1500], {"y": y[:1500]})
+    acc = np.mean(clf.log_proba(x[1500:])["y"].argmax(1) == y[1500:])
+    assert acc > 0.95
+    again = FreshClassifier({"y": 2}, seed=0).fit(x[:1500], {"y": y[:1500]})
+    np.testing.assert_array_equal(again.log_proba(x[1500:])["y"], clf.log_proba(x[1500:])["y"])
+
+
+# --------------------------------------------------------------------------
+# cases, suites, the CLI
+# --------------------------------------------------------------------------
+
+
+def test_cases_without_an_optimum():
+    c = make_case("s", "e", "digits", {"labeling": "ge5-parity"}, "useful", None, None, "identity", {}, [0.3],
+                  n_train=None)
+    assert c.privacy == "map" and c.n_train == 1438  # the train partition caps the default
+    with pytest.raises(InputError, match="maximum 1438"):
+        make_case("s", "e", "digits", {}, "useful", "map", None, "identity", {}, [0.3], n_train=1500)
+    with pytest.raises(InputError, match="privacy='chi2' has no evaluator for digits"):
+        make_case("s", "e", "digits", {}, "useful", "chi2", None, "identity", {}, [0.3], n_train=100)
+    with pytest.raises(InputError, match="digits needs an observation model"):
+        make_case("s", "e", "digits", {}, None, "map", None, "identity", {}, [0.3], n_train=100)
+    with pytest.raises(InputError, match="does not serve"):
+        make_case("s", "e", "digits", {}, "useful", "map", None, "randomized-response", {}, [0.3], n_train=100)
+    suite = parse_suite({"n_eval": 400, "learners": {"identity": {}, "constant": {}, "gaussian-noise": {},
+                                                     "randomized-response": {}},
+                         "experiments": [{"name": "img", "scenario": "digits", "params": {"labeling": "digit"},
+                                          "observation": "useful", "privacy": ["map", "mi"], "budgets": [0.3]},
+                                         {"name": "ht", "scenario": "hypothesis-testing",
+                                          "params": {"correlation": "correlated"}, "observation": "full",
+                                          "privacy": "map", "budgets": [1.0], "n_train": 1000}]}, name="t")
+    got = {(c.experiment, c.learner, c.privacy, c.n_train) for c in suite.cases}
+    assert got == {("img", l, p, 1438) for l in ("identity", "constant", "gaussian-noise") for p in ("map", "mi")} | {
+        ("ht", l, "map", 1000) for l in ("identity", "constant", "gaussian-noise")}
+
+
+def test_optimum_cli_refuses(capsys):
+    assert main(["optimum", "mnist-subset", "--budget", "0.1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "mnist-subset has no known optimum" in err
+    assert main(["optimum", "hypothesis-testing", "--budget", "1", "--observation", "useful"]) == 2
+    assert main(["list", "scenarios"]) == 0
+    out = capsys.readouterr().out
+    assert "digits:" in out and "hypothesis-testing:" in out and "labeling" in out and "matrix_seed" in out
+
+
+def test_run_and_report_end_to_end(tmp_path, capsys):
+    out = tmp_path / "run"
+    rc = main(["run", "--scenario", "digits", "--param", "labeling=ge5-parity", "--learner", "identity",
+               "--learner", "constant", "--learner", "gaussian-noise", "--budget", "0.3", "--observation", "useful",
+               "--privacy", "map", "--n-eval", "200", "--out", str(out), "--jobs", "1", "--quiet"])
+    assert rc == 0
+    from privbench.bench.store import read_records
+
+    df = read_records(out)
+    assert len(df) == 3 and set(df["status"]) == {"ok"}
+    assert df["gap"].isna().all() and df["optimum_at_budget"].isna().all()
+    assert set(df["bound_kind"]) == {"none"} and not df["below_bound"].any()
+    assert (df["n_train"] == 1438).all()
+    r = df.set_index("learner")
+    assert r.loc["constant", "overshoot"] == pytest.approx(r.loc["constant", "distortion"] - 0.3)
+    assert r.loc["identity", "overshoot"] == 0.0  # 0.21 nats per pixel < 0.3
+    assert r.loc["identity", "leakage"] > 0.9 and r.loc["identity", "leakage_evaluator"] == "fresh-classifier"
+    assert utility_accuracy(r.loc["identity", "evaluations"], "parity") > 0.9
+    assert main(["report", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "Learned points without a known optimum" in md and "utility parity" in md
+    assert (out / "report.html").is_file() and list((out / "report_figures").glob("*.png"))
+    # compare and check take NaN gaps
+    assert main(["compare", str(out), str(out)]) == 0
+    assert "n/a (no optimum)" in capsys.readouterr().out
+    from privbench.bench.check import check_against, make_baselines
+    from privbench.bench.report import gap_table, no_optimum_table
+
+    assert gap_table(df).empty and len(no_optimum_table(df)) == 3
+    failures, notes, checked = check_against(df, make_baselines(df, "t"))
+    assert checked == 0 and len(failures) == 1 and "overshoots" in failures[0]  # the constant's overshoot
+    assert isinstance(pd.DataFrame(no_optimum_table(df)), pd.DataFrame)
