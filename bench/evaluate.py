@@ -20,6 +20,8 @@ posthoc-attacker       gaussian / binary-gmm       lower-     h(S) + E log Q(S|Z
 gaussian-approx        gaussian, any mechanism     lower-     PPAN §III-B1
                                                      bound
 ksg                    gaussian, any mechanism     estimate   Kraskov et al. estimator 1
+attacker-linear, -mlp- gaussian / binary-gmm, only lower-     the attacker-mismatch study
+  wide, -knn, -gbt       with evaluators="mismatch"  bound      (bench/attackers.py); never headline
 sample-distortion      any mechanism               estimate   mean d(U, Z) over fresh samples
 fresh-classifier       labelled scenarios (no      lower-     map, mi, utility accuracies of
                          known optimum)              bound      fresh MLPs (evaluate_labelled.py)
@@ -54,6 +56,7 @@ KSG_MAX_N = 10000  # above KSG_SMALL_DIM joint dimensions KSG uses only this man
 KSG_SMALL_DIM = 4
 N_BATCHES = 10
 MIN_N_EVAL = 200
+EVALUATOR_SETS = (None, "mismatch")  # as privbench.bench.suites.EVALUATOR_SETS, plus None
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,7 @@ def _jsonable(x: Any) -> Any:
 
 
 def evaluate(mechanism: Any, scenario: Any, observation: str | None, privacy: str, *,
-             n_eval: int = 20000, seed: int = 0) -> list[Evaluation]:
+             n_eval: int = 20000, seed: int = 0, evaluators: str | None = None) -> list[Evaluation]:
     """Evaluate a mechanism against the true scenario with fresh samples.
 
     Parameters
@@ -133,6 +136,15 @@ def evaluate(mechanism: Any, scenario: Any, observation: str | None, privacy: st
         the post-hoc attacker trains on one half and is scored on the other.
     seed : int
         Seeds the fresh samples, releases, KSG jitter and the attacker.
+    evaluators : {None, "mismatch"}
+        An extra evaluator set on top of the standard ones.  ``mismatch``: fresh
+        attackers of other architectures on the same releases
+        (:func:`privbench.bench.attackers.mismatch_evaluations`, gaussian and
+        binary-gmm scenarios; none for finite ones, whose exact evaluators leave
+        nothing for an attacker to add).  They are marked
+        ``detail["study"] = "mismatch"``, seeded independently of the standard
+        evaluators (whose numbers stay the same), and never used by
+        :func:`headline`.
 
     Returns
     -------
@@ -140,8 +152,11 @@ def evaluate(mechanism: Any, scenario: Any, observation: str | None, privacy: st
         Privacy evaluations first, then distortion evaluations.
     """
     if getattr(scenario, "has_optimum", True) is False:  # labelled data: fresh classifiers only
-        return _labelled(mechanism, scenario, observation, privacy, n_eval, seed, None)
+        return _labelled(mechanism, scenario, observation, privacy, n_eval, seed, evaluators)
     task = _check(mechanism, scenario, observation, privacy, n_eval, seed)
+    if evaluators not in EVALUATOR_SETS:
+        raise InputError(f"evaluators={evaluators!r} is unknown (allowed: None, "
+                         f"{', '.join(repr(e) for e in EVALUATOR_SETS if e)})")
     rng = np.random.default_rng(seed)
     torch_seed = int(np.random.SeedSequence(seed).generate_state(1)[0])
     samples = scenario.sample(int(n_eval), rng)
@@ -152,10 +167,27 @@ def evaluate(mechanism: Any, scenario: Any, observation: str | None, privacy: st
         out = _mixture(mechanism, scenario, samples.s, samples.u, z, torch_seed)
     else:
         out = _gaussian(mechanism, scenario, samples.s, samples.u, z, torch_seed, rng)
+    if evaluators == "mismatch" and not isinstance(scenario, FiniteScenario):
+        out = _with_mismatch(out, scenario, samples.s, z, seed)
     if not any(e.metric == privacy for e in out):
         raise InputError(f"privacy={privacy!r} has no evaluator for a {scenario.name} scenario "
                          f"(available: {', '.join(sorted({e.metric for e in out} - {'distortion'}))})")
     return out
+
+
+def _with_mismatch(out: list[Evaluation], sc: Any, s: np.ndarray, z: np.ndarray, seed: int) -> list[Evaluation]:
+    """``out`` with the mismatch-study attackers inserted before the distortion evaluations."""
+    from .attackers import mismatch_evaluations
+
+    if isinstance(sc, BinaryGMM):
+        prior = np.array([1 - sc.prior, sc.prior])
+        extra = mismatch_evaluations(z, s, True, np.log(prior)[s], float(-(prior * np.log(prior)).sum()), seed)
+    else:
+        cov_s = sc.cov()[: sc.dims[0], : sc.dims[0]]
+        h_s = 0.5 * float(np.linalg.slogdet(2 * math.pi * math.e * cov_s)[1])
+        extra = mismatch_evaluations(z, s, False, _gauss_logpdf(s.reshape(len(s), -1), cov_s), h_s, seed)
+    cut = next((i for i, e in enumerate(out) if e.metric == "distortion"), len(out))
+    return out[:cut] + extra + out[cut:]
 
 
 def _labelled(mech: Any, sc: Any, observation: str | None, privacy: str, n_eval: Any, seed: Any,
@@ -190,6 +222,12 @@ def _labelled(mech: Any, sc: Any, observation: str | None, privacy: str, n_eval:
 def headline(evals: list[Evaluation], metric: str) -> Evaluation:
     """The evaluation a case is scored on.
 
+    Evaluations of a side study (``detail["study"]`` set, e.g. the
+    attacker-mismatch study's ``attacker-*``) are skipped: a case must score the
+    same whether or not a suite asked for the study, so that cases with and
+    without it stay comparable, and an extra attacker never moves a gap (the
+    study reports its attackers next to the headline, not instead of it).
+
     An ``exact`` evaluation of ``metric`` if there is one (the first).  Otherwise
     the LARGEST credible value among the lower bounds and estimates: conservative,
     so that a learner never looks better because one estimator under-estimates
@@ -202,7 +240,7 @@ def headline(evals: list[Evaluation], metric: str) -> Evaluation:
     InputError
         No (credible) evaluation of ``metric``.
     """
-    mine = [e for e in evals if e.metric == metric]
+    mine = [e for e in evals if e.metric == metric and not e.detail.get("study")]
     exact = [e for e in mine if e.kind == "exact" and not math.isnan(e.value)]
     if exact:
         return exact[0]

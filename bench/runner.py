@@ -157,8 +157,10 @@ def _score_budget(case: Case, sc: Any, mech: Any, budget: float, evaluate: Calla
                   score: Callable, json: Any) -> dict[str, Any]:
     from privbench.theory.optimum import curve, optimum
 
-    evals = evaluate(mech, sc, case.observation, case.privacy, n_eval=case.n_eval, seed=case.eval_seed)
-    out: dict[str, Any] = {"evaluations": json.dumps([e.__dict__ for e in evals], default=_json_default)}
+    evals = evaluate(mech, sc, case.observation, case.privacy, n_eval=case.n_eval, seed=case.eval_seed,
+                     evaluators=case.evaluators)
+    out: dict[str, Any] = {"evaluations": json.dumps([e.__dict__ for e in evals], default=_json_default),
+                           "mechanism_info": json.dumps(getattr(mech, "info", None) or {}, default=_json_default)}
     leak, dist = headline(evals, case.privacy), headline(evals, "distortion")
     out.update(leakage=leak.value, leakage_evaluator=leak.evaluator, leakage_kind=leak.kind,
                leakage_stderr=leak.stderr, distortion=dist.value, distortion_evaluator=dist.evaluator,
