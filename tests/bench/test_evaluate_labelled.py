@@ -247,3 +247,21 @@ def test_run_and_report_end_to_end(tmp_path, capsys):
     failures, notes, checked = check_against(df, make_baselines(df, "t"))
     assert checked == 0 and len(failures) == 1 and "overshoots" in failures[0]  # the constant's overshoot
     assert isinstance(pd.DataFrame(no_optimum_table(df)), pd.DataFrame)
+
+
+def test_hypothesis_testing_case_with_a_trained_learner():
+    """chi2-sanitizer trains for chi2 (its only objective) and is scored by the fresh classifier's MAP."""
+    from privbench.bench.runner import execute_case
+
+    case = make_case("s", "e", "hypothesis-testing", {"correlation": "correlated"}, "useful", "map", None,
+                     "chi2-sanitizer", {"steps": 20, "batch_size": 64, "hidden": 8}, [0.5, 2.0], n_train=500,
+                     n_eval=400)
+    assert case.objective == "chi2" and case.training_privacy == "chi2"
+    rows = execute_case(case, device="cpu")
+    assert [r["status"] for r in rows] == ["ok", "ok"], [r.get("error") for r in rows]
+    for r in rows:
+        assert r["bound_kind"] == "none" and math.isnan(r["gap"]) and math.isnan(r["optimum_at_distortion"])
+        assert r["leakage_evaluator"] == "fresh-classifier" and 0.4 < r["leakage"] <= 1.0
+        assert r["overshoot"] == max(0.0, r["distortion"] - r["budget"])
+    # more noise, more distortion
+    assert rows[1]["distortion"] > rows[0]["distortion"]
