@@ -20,8 +20,9 @@ Rajagopal, §4 "Distributed training with customized preferences" and §6.7.5):
   (utility: ``digit >= 5``) (:meth:`LatentFilter.fit_filter`, all budgets of the
   case in one batched fit, observation ``full``: the filter sees its own S);
 - per budget, the released training set is the 8 public parts raw plus user A's
-  and user B's parts through their own filters; two fresh MLP classifiers
-  (:func:`train_classifier`) learn ``digit >= 5`` and parity from it;
+  and user B's parts through their own filters; two fresh classifiers
+  (:func:`train_classifier`, the bench's fresh-classifier MLP) learn
+  ``digit >= 5`` and parity from it;
 - the held-out partition is split in two halves (seeded by ``case.seed``): one
   released by user A's filter, one by user B's.  Reported: user A's private
   (``>= 5``) and utility (parity) accuracy on its half, user B's private
@@ -56,13 +57,13 @@ import numpy as np
 from privbench.datasets.errors import InputError
 
 from .evaluate import Evaluation, headline
+from .evaluate_labelled import CLASSIFIER
 from .runner import _base_row, _error, _json_default, failure_rows, now
 
 PROTOCOL_NAMES = ("two-user",)
 TWO_USER_SETS = ("mnist-subset", "digits")
 TWO_USER_LABELING = "ge5-parity"
 N_PARTS = 10
-CLASSIFIER = {"hidden": 128, "epochs": 20, "batch_size": 128, "lr": 1e-3, "weight_decay": 1e-4}
 XENT_CLIP = 1e-6
 
 
@@ -266,9 +267,12 @@ def _xent(u: np.ndarray, z: np.ndarray) -> np.ndarray:
     return -(u * np.log(zc) + (1 - u) * np.log1p(-zc)).mean(1)
 
 
-def train_classifier(x: np.ndarray, y: np.ndarray, n_classes: int, seed: int, *,
-                     hidden: int | None = None, epochs: int | None = None) -> Any:
-    """A fresh MLP classifier (one hidden ReLU layer), trained on one CPU thread.
+def train_classifier(x: np.ndarray, y: np.ndarray, n_classes: int, seed: int) -> Any:
+    """A fresh classifier for one label: the bench's :class:`~privbench.bench.evaluate_labelled.FreshClassifier`.
+
+    One hidden layer of 128 ReLU units on standardised inputs, Adam, early
+    stopping on 15% of the rows (:data:`privbench.bench.evaluate_labelled.CLASSIFIER`);
+    seeded (never the global RNG), one torch thread.
 
     Parameters
     ----------
@@ -278,48 +282,21 @@ def train_classifier(x: np.ndarray, y: np.ndarray, n_classes: int, seed: int, *,
         Labels 0..n_classes-1.
     n_classes : int
     seed : int
-        Seeds the initialisation and the minibatch order (``torch.Generator``,
-        ``numpy.random.default_rng``; never the global RNG).
-    hidden, epochs : int, optional
-        Overrides of :data:`CLASSIFIER` (hidden width 128, 20 epochs of Adam
-        1e-3 on minibatches of 128, weight decay 1e-4).
 
     Returns
     -------
     callable
         ``predict(x) -> ndarray of shape (m,)``, the arg-max labels.
     """
-    import torch
-    from torch import nn
+    from .evaluate_labelled import FreshClassifier
 
-    from privbench.learners.torch_utils import generator, init_module, torch_threads
-
-    x = np.asarray(x, dtype=np.float32).reshape(len(x), -1)
+    x = np.asarray(x, dtype=float).reshape(len(x), -1)
     y = np.asarray(y, dtype=np.int64)
     if len(x) != len(y) or len(x) < 2:
         raise InputError(f"classifier: need as many labels as rows (>= 2), got {len(x)} rows and {len(y)} labels")
-    h = int(hidden or CLASSIFIER["hidden"])
-    ep = int(epochs or CLASSIFIER["epochs"])
-    bs = min(int(CLASSIFIER["batch_size"]), len(x))
-    rng = np.random.default_rng(seed)
-    with torch_threads(1):
-        net = init_module(nn.Sequential(nn.Linear(x.shape[1], h), nn.ReLU(), nn.Linear(h, n_classes)),
-                          generator(seed))
-        opt = torch.optim.Adam(net.parameters(), lr=CLASSIFIER["lr"], weight_decay=CLASSIFIER["weight_decay"])
-        X, Y = torch.as_tensor(x), torch.as_tensor(y)
-        for _ in range(ep):
-            perm = torch.as_tensor(rng.permutation(len(x)))
-            for j in range(0, len(x), bs):
-                idx = perm[j:j + bs]
-                loss = nn.functional.cross_entropy(net(X[idx]), Y[idx])
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-    net.eval()
+    clf = FreshClassifier({"y": int(n_classes)}, int(seed)).fit(x, {"y": y})
 
     def predict(xq: np.ndarray) -> np.ndarray:
-        with torch_threads(1), torch.no_grad():
-            xq = torch.as_tensor(np.asarray(xq, dtype=np.float32).reshape(len(xq), -1))
-            return net(xq).argmax(1).numpy()
+        return clf.log_proba(np.asarray(xq, dtype=float).reshape(len(xq), -1))["y"].argmax(1)
 
     return predict
