@@ -17,6 +17,39 @@ among such channels), with ``info["budget_infeasible"] = True`` and
 ``info["budget_used"]`` the distortion it was solved for.  W values absent
 from the samples (with ``smoothing=0``) get the uniform row (theory's rule for
 observations of probability zero).
+
+Gaussian tasks (kind ``gaussian``, privacy ``mi``, MSE distortion): the same idea
+with a Gaussian model.  The sample means and covariance of (S, U) are estimated
+from the training samples, a model of the structure theory has a closed form for
+is built from them (:func:`estimate_gaussian_model`), and each budget gets the
+optimal linear-Gaussian mechanism theory gives for that ESTIMATED model
+(:func:`privbench.theory.gaussian.gaussian_optimum`: PPAN Props 1 and 3, Prop 2's
+modified water-filling, reverse water-filling), returned as a
+:class:`~privbench.learners.mechanisms.LinearGaussian` so that the bench scores
+it exactly on the TRUE model.  Its gap is the finite-sample part of a learner's
+gap (the optimisation part being zero).  Which structure is assumed, from the
+task and the samples only:
+
+=======================  ==========================================================
+samples / task           estimated model
+=======================  ==========================================================
+S = U in every sample    ``gaussian-source``: the sample covariance's eigenvalues are
+                         the source variances (reverse water-filling in its
+                         eigenbasis, rotated back; observation ignored)
+d_s = d_u = 1            ``gaussian-scalar``: sample correlation and variances
+                         (Prop 1 for ``useful``, Prop 3 generalised for ``full``)
+otherwise, ``useful``    ``gaussian-vector`` under PPAN Prop 2's condition, the
+                         only one with a closed form: cov_u is ASSUMED to be c I
+                         (c = mean sample variance of U); cov_s and cov_su are the
+                         sample ones (``structure="prop2"``), or only their
+                         diagonals, i.e. per-component pairs as in PPAN's examples
+                         (``structure="diagonal"``, needs d_s = d_u)
+otherwise, ``full``      no closed form in theory: InputError
+=======================  ==========================================================
+
+All of theory's Gaussian scenarios are zero-mean and a LinearGaussian release has
+no offset, so the means are only recorded (``info["means"]``); the covariance is
+the sample covariance about them.
 """
 
 from __future__ import annotations
@@ -30,7 +63,7 @@ from privbench.datasets.errors import InputError
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 from privbench.learners.base import Learner, Mechanism
-from privbench.learners.mechanisms import FiniteChannel
+from privbench.learners.mechanisms import FiniteChannel, LinearGaussian
 from privbench.theory.finite import solve_finite
 from privbench.theory.measures import observation_kernel
 
@@ -42,26 +75,113 @@ def estimate_joint(samples: Samples, n_s: int, n_u: int, smoothing: float = 0.0)
     return counts / counts.sum()
 
 
+STRUCTURES = ("prop2", "diagonal")
+
+
+def estimate_gaussian_model(samples: Samples, task: Task, structure: str = "prop2") -> tuple[Any, dict[str, Any]]:
+    """The Gaussian scenario theory can solve, estimated from ``samples`` (see the module docstring).
+
+    Parameters
+    ----------
+    samples : Samples
+        S (n, d_s) and U (n, d_u), n >= 2.
+    task : Task
+        Kind ``gaussian``.
+    structure : {"prop2", "diagonal"}
+        For vector tasks: keep the sample cov_s and cov_su, or only their diagonals.
+
+    Returns
+    -------
+    (scenario, facts)
+        A GaussianScalar, GaussianVector or GaussianSource, and JSON-able facts
+        (``structure``, ``means``, the estimated parameters, ``rotation`` for a source).
+
+    Raises
+    ------
+    InputError
+        Fewer than 2 samples, a degenerate sample covariance, a vector task with
+        observation ``full`` (no closed form), or ``diagonal`` with d_s != d_u.
+    """
+    from privbench.datasets.scenarios import GaussianScalar, GaussianSource, GaussianVector
+
+    if structure not in STRUCTURES:
+        raise InputError(f"structure={structure!r} is unknown (allowed: {', '.join(STRUCTURES)})")
+    n = len(samples)
+    if n < 2:
+        raise InputError(f"plugin needs at least 2 samples to estimate a covariance (got {n})")
+    s = np.asarray(samples.s, dtype=float).reshape(n, -1)
+    u = np.asarray(samples.u, dtype=float).reshape(n, -1)
+    d_s, d_u = s.shape[1], u.shape[1]
+    means = {"s": s.mean(axis=0).tolist(), "u": u.mean(axis=0).tolist()}
+    cov = np.atleast_2d(np.cov(np.hstack([s, u]), rowvar=False))
+    c_s, c_u, c_su = cov[:d_s, :d_s], cov[d_s:, d_s:], cov[:d_s, d_s:]
+    if min(np.linalg.eigvalsh(c_s).min(), np.linalg.eigvalsh(c_u).min()) <= 0:
+        raise InputError(f"the sample covariance of S or U from {n} samples is singular (need n > d_s + d_u "
+                         "and non-degenerate samples)")
+    if d_s == d_u and np.array_equal(s, u):
+        w, v = np.linalg.eigh(c_u)
+        return GaussianSource(tuple(float(x) for x in w)), {
+            "structure": "source (S = U)", "means": means, "variances": w.tolist(), "rotation": v.tolist()}
+    if d_s == 1 and d_u == 1:
+        rho = float(np.clip(c_su[0, 0] / math.sqrt(c_s[0, 0] * c_u[0, 0]), -1.0, 1.0))
+        return GaussianScalar(rho, float(c_s[0, 0]), float(c_u[0, 0])), {
+            "structure": "scalar", "means": means, "rho": rho, "var_s": float(c_s[0, 0]),
+            "var_u": float(c_u[0, 0])}
+    if task.observation == "full":
+        raise InputError(f"plugin: no closed-form optimum for a gaussian task with d_s={d_s}, d_u={d_u} and "
+                         "observation=full (theory has one for scalar tasks, vector tasks with observation=useful "
+                         "and sources)")
+    if structure == "diagonal":
+        if d_s != d_u:
+            raise InputError(f"structure='diagonal' needs d_s = d_u (got d_s={d_s}, d_u={d_u}); use 'prop2'")
+        c_s, c_su = np.diag(np.diag(c_s)), np.diag(np.diag(c_su))
+    c = float(np.trace(c_u) / d_u)
+    try:
+        sc = GaussianVector(cov_s=_tuple2(c_s), cov_u=_tuple2(c * np.eye(d_u)), cov_su=_tuple2(c_su))
+    except InputError as exc:
+        raise InputError(f"plugin: the estimated model with cov_u = c I is not a valid covariance ({exc})") from None
+    return sc, {"structure": f"vector ({structure}, cov_u = c I assumed)", "means": means, "c": c,
+                "cov_s": c_s.tolist(), "cov_su": c_su.tolist()}
+
+
+def _tuple2(a: np.ndarray) -> tuple[tuple[float, ...], ...]:
+    return tuple(tuple(float(x) for x in row) for row in np.atleast_2d(a))
+
+
 class PlugIn(Learner):
-    """Estimate the joint from the samples, solve the optimal finite program on the estimate.
+    """Estimate the model from the samples, then take theory's optimal mechanism for the estimate.
+
+    Finite tasks: the empirical joint and the optimal convex program on it.
+    Gaussian tasks (privacy ``mi`` only): the sample covariance, shaped to the
+    structure theory solves in closed form (ASSUMED, see the module docstring:
+    cov_u = c I for vector tasks, as in PPAN Prop 2 and its examples), and the
+    optimal linear-Gaussian mechanism of that estimate.
 
     Parameters
     ----------
     smoothing : float
-        Add-``smoothing`` pseudo-count per (s, u) cell (0: plain empirical frequencies).
+        Finite tasks: add-``smoothing`` pseudo-count per (s, u) cell (0: plain
+        empirical frequencies).  Must be 0 for gaussian tasks.
+    structure : {"prop2", "diagonal"}
+        Gaussian vector tasks: sample cov_s and cov_su, or only their diagonals
+        (per-component pairs).  Ignored elsewhere.
     """
 
     name = "plugin"
-    summary = "plug-in: empirical joint (add-alpha optional), then the optimal convex program on it"
-    serves = ("finite",)
+    summary = ("plug-in: estimate the model (empirical joint, add-alpha optional; or the Gaussian sample "
+               "covariance), then theory's optimal mechanism for the estimate")
+    serves = ("finite", "gaussian")
     observations = ("useful", "full")
     privacies = ("mi", "map", "chi2")
     test_params: dict[str, Any] = {}
 
-    def __init__(self, smoothing: float = 0.0) -> None:
+    def __init__(self, smoothing: float = 0.0, structure: str = "prop2") -> None:
         self.smoothing = smoothing
+        self.structure = structure
 
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
+        if task.kind == "gaussian":
+            return self._fit_gaussian(samples, task, budgets)
         a = self.smoothing
         if isinstance(a, bool) or not isinstance(a, (int, float)) or not math.isfinite(a) or a < 0:
             raise InputError(f"smoothing={a!r} must be a finite number >= 0")
@@ -78,4 +198,28 @@ class PlugIn(Learner):
                     "budget_infeasible": bool(budget < least - 1e-12), "budget_used": used,
                     "estimate_distortion": float((opt.certificate or {}).get("distortion", float("nan")))}
             out.append(FiniteChannel(task, float(budget), np.asarray(opt.mechanism["channel"]), info))  # type: ignore[index]
+        return out
+
+    def _fit_gaussian(self, samples: Samples, task: Task, budgets: np.ndarray) -> list[Mechanism]:
+        from privbench.theory.gaussian import gaussian_optimum
+
+        if task.privacy != "mi":
+            raise InputError(f"plugin serves gaussian tasks for privacy='mi' only (got {task.privacy!r}): theory "
+                             "has Gaussian closed forms for mutual information")
+        if self.smoothing != 0:
+            raise InputError(f"smoothing={self.smoothing!r} applies to finite tasks only (must be 0 here)")
+        sc, facts = estimate_gaussian_model(samples, task, self.structure)
+        rot = np.asarray(facts.pop("rotation")) if "rotation" in facts else None
+        d_s, d_u = int(task.d_s), int(task.d_u)  # type: ignore[arg-type]
+        out: list[Mechanism] = []
+        for budget in budgets:
+            opt = gaussian_optimum(sc, float(budget), task.observation)
+            m = opt.mechanism or {}
+            A, B, noise = (np.asarray(m[k], dtype=float) for k in ("A", "B", "noise_cov"))
+            if rot is not None:  # source: the mechanism is diagonal in the estimate's eigenbasis
+                A, noise = rot @ A @ rot.T, rot @ noise @ rot.T
+            B = B.reshape(d_u, d_s) if task.observation == "full" else np.zeros((d_u, d_s))
+            info = {**facts, "estimate_value": float(opt.value), "method": opt.method,
+                    "estimate_distortion": float(m.get("distortion", float("nan")))}
+            out.append(LinearGaussian(task, float(budget), A, B, noise, info))
         return out
