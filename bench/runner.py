@@ -168,14 +168,14 @@ def _score_budget(case: Case, sc: Any, mech: Any, budget: float, evaluate: Calla
     for name, ev in (("leakage", leak), ("distortion", dist)):
         if math.isnan(ev.value):
             return {**out, "status": "failed", "error": f"{name} is NaN ({ev.evaluator})"}
-    opt = optimum(sc, budget, case.privacy, case.observation, case.family)
-
     if getattr(sc, "has_optimum", True) is False:  # labelled data: a learned point with no optimum to score
         nan = float("nan")
         out.update(optimum_at_budget=nan, bound_kind="none", optimum_at_distortion=nan, gap=nan,
                    overshoot=max(0.0, float(dist.value) - float(budget)), below_bound=False,
                    below_bound_reason=None, status="ok", error=None)
         return out
+    opt = optimum(sc, budget, case.privacy, case.observation, case.family)
+
     def optimum_at(d: float) -> float:
         return float(curve(sc, [max(float(d), 0.0)], case.privacy, case.observation, case.family)[0])
 

@@ -227,6 +227,7 @@ def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any]
     from privbench.datasets.tasks import task_for
     from privbench.learners import make_learner
     from privbench.learners.base import check_budgets
+
     sc = make_scenario(scenario, params or {})
     privacy, observation, family = resolve_case(sc, privacy, observation, family)
     lp = normalize_value(dict(learner_params or {}))
@@ -239,15 +240,15 @@ def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any]
             f"{task.observation}, privacy {privacy}); it serves kinds {', '.join(inst.serves)}, "
             f"observations {', '.join(inst.observations)}, privacy {', '.join(inst.privacies)}")
     b = tuple(float(x) for x in check_budgets(list(budgets)))
-    n_train = default_n_train(sc) if n_train is None else n_train
     if len(set(b)) != len(b):
         raise InputError(f"budgets {list(b)} repeat a value")
+    n_train = default_n_train(sc) if n_train is None else n_train
     for name, v in (("n_train", n_train), ("n_eval", n_eval), ("rep", rep)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "rep" else 2):
+            raise InputError(f"{name}={v!r} must be an integer >= {0 if name == 'rep' else 2}")
     max_n = getattr(sc, "max_n", None)
     if max_n is not None and n_train > max_n:
         raise InputError(f"n_train={n_train} exceeds the training partition of {sc.name} (maximum {max_n})")
-        if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "rep" else 2):
-            raise InputError(f"{name}={v!r} must be an integer >= {0 if name == 'rep' else 2}")
     return Case(suite=suite, experiment=experiment, scenario=sc.name,
                 params_json=json.dumps(sc.params(), sort_keys=True), observation=observation,
                 privacy=privacy, family=family, learner=learner,
@@ -255,6 +256,8 @@ def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any]
                 n_train=n_train, n_eval=n_eval, objective=None if objective == privacy else objective,
                 evaluators=_choice_or_none("evaluators", evaluators, EVALUATOR_SETS),
                 protocol=_choice_or_none("protocol", protocol, PROTOCOLS))
+
+
 def resolve_case(sc: Any, privacy: str | None, observation: str | None,
                  family: str | None) -> tuple[str, str | None, str | None]:
     """(privacy, observation, family) of a case: theory's checks, or the scenario's own where it
@@ -270,8 +273,6 @@ def default_n_train(sc: Any) -> int:
     """Training samples when none are given: DEFAULT_N_TRAIN, capped by a finite training partition."""
     max_n = getattr(sc, "max_n", None)
     return DEFAULT_N_TRAIN if max_n is None else min(DEFAULT_N_TRAIN, int(max_n))
-
-
 
 
 EVALUATOR_SETS = ("mismatch",)
