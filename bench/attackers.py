@@ -47,9 +47,20 @@ scored the same with or without the study, so runs with and without it stay
 comparable (and an extra attacker can never move a gap).
 
 Cost (one core, n_eval = 20000, i.e. 10000 training and 10000 test releases,
-measured on this project's 2-core machine, see tests/bench/test_attackers.py):
-about 0.1 s linear, 1-3 s mlp-wide, 0.2 s knn and 1-2 s gbt for a scalar
-release.  kNN and GBT use at most ``MAX_N_TRAIN`` = 10000 training and
+measured on this project's shared 2-core machine, seconds per family):
+
+==========================  =======  ========  =====  =====
+release                     linear   mlp-wide  knn    gbt
+==========================  =======  ========  =====  =====
+binary-gmm, scalar Z        0.1-0.5  1.8-3.5   0.1    0.1-2
+gaussian, 5-dim S and Z     < 0.01   1.2       0.7    --
+10 classes, 64-dim Z        0.7      1.0       1.4    6.2
+==========================  =======  ========  =====  =====
+
+so the study adds 2-7 s to an evaluation of a scalar or 5-dimensional release
+(the standard evaluators take about as long).  Boosting grows with the number
+of classes times features: for image-sized releases pass ``families`` without
+``gbt`` or subsample.  kNN and GBT use at most ``MAX_N_TRAIN`` = 10000 training and
 ``MAX_N_TEST`` = 10000 test rows (the first ones of each half), kNN brute-force
 distances in blocks once Z has more than 16 columns.  Torch and sklearn/OpenMP
 run single-threaded (threadpoolctl), which also keeps them deterministic.

@@ -175,3 +175,23 @@ def test_runner_stores_study_and_mechanism_info(tmp_path):
         if row["learner"] == "gap-mixture":
             ta = info["training_adversary"]
             assert math.isfinite(ta["mi"]) and 0.0 <= ta["accuracy"] <= 1.0
+
+
+def test_generic_hook_with_the_standard_mlp_and_many_classes():
+    """The (z, s) hook other evaluators call: a 3-class label, 4-dim release, include_mlp."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    s = rng.integers(0, 3, n)
+    z = rng.standard_normal((n, 4)) + 3.0 * np.eye(3, 4)[s]  # well separated: accuracy near 1
+    log_p = np.log(np.full(n, 1 / 3))
+    evs = mismatch_evaluations(z, s, True, log_p, math.log(3), 2, families=("linear", "knn"), include_mlp=True)
+    names = {e.evaluator for e in evs}
+    assert names == {"attacker-mlp", "attacker-linear", "attacker-knn"}
+    for e in evs:
+        assert e.detail["study"] == "mismatch"
+        if e.metric == "map":
+            assert e.value > 0.95
+        else:
+            assert e.value <= math.log(3) + 3 * e.stderr and e.value > 0.8
+    again = mismatch_evaluations(z, s, True, log_p, math.log(3), 2, families=("linear", "knn"), include_mlp=True)
+    assert again == evs  # deterministic
