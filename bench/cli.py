@@ -170,6 +170,12 @@ def _add_run(sub: Any) -> None:
                          epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     what = run.add_argument_group("what to run")
     what.add_argument("--suite", metavar="NAME|FILE", help="shipped suite (quick, regression) or a YAML suite file")
+    what.add_argument("--only", action="append", default=[], metavar="EXPERIMENT",
+                      help="with --suite: run only this experiment (repeatable; 'ppan-fig5' also selects "
+                           "'ppan-fig5/useful' and 'ppan-fig5/full')")
+    what.add_argument("--smoke", action="store_true",
+                      help="with --suite: a miniature of every experiment (one seed, two budgets, tiny "
+                           "samples and schedules): checks the code paths in seconds, numbers mean nothing")
     what.add_argument("--scenario", help="ad-hoc: scenario name (see 'privbench list scenarios')")
     what.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
                       help="ad-hoc: scenario parameter (repeatable)")
@@ -221,7 +227,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from privbench.bench.runner import run_cases
     from privbench.bench.store import export_csv
-    from privbench.bench.suites import DEFAULT_N_EVAL, DEFAULT_N_TRAIN, adhoc_suite, load_suite
+    from privbench.bench.suites import (DEFAULT_N_EVAL, DEFAULT_N_TRAIN, adhoc_suite, load_suite, select_experiments,
+                                        smoke_suite)
 
     adhoc = {"--scenario": args.scenario, "--param": args.param, "--observation": args.observation,
              "--privacy": args.privacy, "--family": args.family, "--objective": args.objective,
@@ -236,6 +243,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if given:
             raise InputError(f"{given[0]} is for ad-hoc runs; it cannot be combined with --suite")
         suite = load_suite(args.suite, reps=args.seeds)
+        if args.only:
+            suite = select_experiments(suite, args.only)
+        if args.smoke:
+            suite = smoke_suite(suite)
     elif args.scenario:
         for name, vals in (("--param", args.param), ("--learner-param", args.learner_param)):
             seen = [n for n, _ in vals]
@@ -248,6 +259,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
                             objective=args.objective)
     else:
         raise InputError("privbench run needs --suite NAME or an ad-hoc --scenario (see 'privbench run --help')")
+    for flag, given in (("--only", args.only), ("--smoke", args.smoke)):
+        if given and not args.suite:
+            raise InputError(f"{flag} applies to a --suite; it cannot be used in an ad-hoc run")
     if cwd_added and any(":" in c.learner for c in suite.cases):  # ... and in Dask's worker processes
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), os.getcwd()]))
     if args.retry_failed and not args.resume:

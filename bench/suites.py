@@ -51,9 +51,7 @@ from privbench.datasets.errors import InputError
 
 SUITE_KEYS = {"name", "description", "reps", "n_train", "n_eval", "timeout", "learners", "experiments"}
 EXPERIMENT_KEYS = {"name", "scenario", "params", "observation", "privacy", "family", "objective", "budgets",
-                   "learners", "n_train", "n_eval", "reps", "evaluators", "protocol", "claim"}
-# suites another issue will define; asking for them is a clear error until their file ships
-NOT_YET = {"paper": "the paper-reproduction issue will add it"}
+                   "learners", "n_train", "n_eval", "reps", "evaluators", "protocol", "paper"}
 DEFAULT_N_TRAIN = 20000
 DEFAULT_N_EVAL = 20000
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
@@ -324,8 +322,6 @@ def suite_path(spec: str) -> tuple[str, Any]:
     if ref.is_file():
         return spec, ref
     known = ", ".join(packaged_suites())
-    if spec in NOT_YET:
-        raise InputError(f"suite {spec!r} is not yet defined ({NOT_YET[spec]}); available: {known}")
     raise InputError(f"suite {spec!r} is unknown (available: {known}, or a path to a .yaml file)")
 
 
@@ -525,6 +521,60 @@ def _int(v: Any, name: str, where: str, minimum: int = 1) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
         raise InputError(f"{where}: {name}={v!r} must be an integer >= {minimum}")
     return v
+
+
+def select_experiments(suite: Suite, only: Iterable[str]) -> Suite:
+    """The cases of ``suite`` whose experiment is named in ``only`` (``--only``).
+
+    A name selects the experiment of that name and every experiment below it in
+    the ``/`` hierarchy: ``ppan-fig5`` selects ``ppan-fig5/useful`` and
+    ``ppan-fig5/full``.
+
+    Raises
+    ------
+    InputError
+        A name that selects nothing (the message lists the experiments).
+    """
+    only = list(dict.fromkeys(only))
+    names = list(dict.fromkeys(c.experiment for c in suite.cases))
+    keep: set[str] = set()
+    for want in only:
+        hit = [n for n in names if n == want or n.startswith(want.rstrip("/") + "/")]
+        if not hit:
+            raise InputError(f"--only {want!r} matches no experiment of suite {suite.name!r} "
+                             f"(experiments: {', '.join(names)})")
+        keep.update(hit)
+    return replace(suite, cases=[c for c in suite.cases if c.experiment in keep])
+
+
+SMOKE_N_TRAIN = 300
+SMOKE_N_EVAL = 400
+
+
+def smoke_suite(suite: Suite) -> Suite:
+    """A miniature of every experiment of ``suite`` (``privbench run --smoke``; CI runs the paper suite so).
+
+    One case per (experiment, learner, scenario, observation, privacy, protocol): repetition 0,
+    the first and last budget, at most ``SMOKE_N_TRAIN`` training and ``SMOKE_N_EVAL`` evaluation
+    samples, and the learner's tiny ``test_params`` over its suite hyper-parameters.  It runs
+    every code path of the experiment (fit, evaluators, protocol, report) in seconds; its
+    numbers mean nothing.
+    """
+    from privbench.learners import resolve_learner
+
+    seen: set[tuple] = set()
+    cases = []
+    for c in suite.cases:
+        k = (c.experiment, c.learner, c.scenario, c.params_json, c.observation, c.privacy, c.protocol)
+        if k in seen:
+            continue
+        seen.add(k)
+        tiny = dict(getattr(resolve_learner(c.learner), "test_params", None) or {})
+        lp = {**c.learner_params, **tiny}
+        budgets = (c.budgets[0], c.budgets[-1]) if len(c.budgets) > 1 else c.budgets
+        cases.append(replace(c, rep=0, n_train=min(c.n_train, SMOKE_N_TRAIN), n_eval=min(c.n_eval, SMOKE_N_EVAL),
+                             budgets=tuple(budgets), learner_params_json=json.dumps(lp, sort_keys=True)))
+    return replace(suite, cases=cases, name=f"{suite.name}-smoke")
 
 
 def adhoc_suite(scenario: str, params: dict[str, Any], observation: str | None, privacy: str | None,
