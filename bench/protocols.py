@@ -57,7 +57,7 @@ import numpy as np
 from privbench.datasets.errors import InputError
 
 from .evaluate import Evaluation, headline
-from .evaluate_labelled import CLASSIFIER
+from .evaluate_labelled import CLASSIFIER, row_distortion
 from .runner import _base_row, _error, _json_default, failure_rows, now
 
 PROTOCOL_NAMES = ("two-user",)
@@ -172,7 +172,7 @@ def _two_user(case: Any, device: str, started: str, t0: float) -> list[dict[str,
             zh_b = mb.release(np.column_stack([par_he[hb], x_he[hb]]), rng)
             acc = _user_accuracies(x_rel, ge5_tr[rel_idx], par_tr[rel_idx], zh_a, zh_b, ge5_he, par_he, ha, hb,
                                    s_cls)
-            d_a, d_b = _xent(x_he[ha], zh_a), _xent(x_he[hb], zh_b)
+            d_a, d_b = row_distortion(task, x_he[ha], zh_a), row_distortion(task, x_he[hb], zh_b)
             m_a, m_b = ((zh_a - x_he[ha]) ** 2).mean(1), ((zh_b - x_he[hb]) ** 2).mean(1)
             evals = _two_user_evaluations(acc, ref, np.concatenate([d_a, d_b]), d_a, d_b,
                                           np.concatenate([m_a, m_b]), ma, mb, len(a), len(b), len(public))
