@@ -15,7 +15,8 @@ metric         kind         value
 =============  ===========  =====================================================
 ``map``        lower-bound  held-out accuracy of the classifier for S; stderr
                             sqrt(p (1 - p) / n).  ``detail["preview"]`` (images):
-                            the first 8 held-out rows (``dataset_rows`` index the
+                            8 held-out rows evenly spaced over the partition
+                            (which is in digit order) (``dataset_rows`` index the
                             whole image set, ``heldout_rows`` the partition) and
                             their releases rounded to 2 decimals (``images``, one
                             flat list per image, ``shape`` to reshape them).
@@ -222,8 +223,10 @@ def evaluate_labelled(mech: Any, sc: Any, task: Any, n_eval: int, seed: int) -> 
                                           "the train partition; <= MAP accuracy up to estimation error"}
     if images:
         k = min(PREVIEW_ROWS, n_te)
-        detail_map["preview"] = {"dataset_rows": test.rows[:k].tolist(), "heldout_rows": _heldout_rows(sc, test.rows[:k]),
-                                 "shape": list(task.image_shape), "images": np.round(z_te[:k], 2).tolist()}
+        pick = np.unique(np.linspace(0, n_te - 1, k).round().astype(int))  # spread over the partition (digits)
+        detail_map["preview"] = {"dataset_rows": test.rows[pick].tolist(),
+                                 "heldout_rows": _heldout_rows(sc, test.rows[pick]),
+                                 "shape": list(task.image_shape), "images": np.round(z_te[pick], 2).tolist()}
     out = [_ev("map", acc, EVALUATOR, "lower-bound", math.sqrt(acc * (1 - acc) / n_te), **detail_map)]
     out.append(_ev("mi", float(diff.mean()), EVALUATOR, "lower-bound", float(diff.std(ddof=1) / math.sqrt(n_te)),
                    **sizes, **fit_info, label=s_name, h_s=h_s, mean_log_q=float(lq[np.arange(n_te), s_te].mean()),

@@ -252,6 +252,10 @@ def experiment_blocks(name: str, g: pd.DataFrame, meta: dict[str, Any], ref: dic
 
 def _special_blocks(name: str, g: pd.DataFrame, meta: dict[str, Any], ref: dict[str, Any]) -> list[Block]:
     out: list[Block] = []
+    if g["protocol"].astype(str).eq("two-user").any() if "protocol" in g else False:
+        return two_user_blocks(g, ref)
+    if not _has_bound(g):
+        out += labelled_blocks(name, g, ref)
     if name == "gap-tables":
         out += gap_table_blocks(g, ref)
     if name == "ppan-fig6":
@@ -261,6 +265,195 @@ def _special_blocks(name: str, g: pd.DataFrame, meta: dict[str, Any], ref: dict[
     if g["evaluators"].astype(str).eq("mismatch").any() if "evaluators" in g else False:
         out += mismatch_blocks(name, g)
     return out
+
+
+# --- data without a known optimum (images, hypothesis testing) -------------------
+
+
+def _utility(row: pd.Series) -> dict[str, float]:
+    for e in _evals(row):
+        if e.get("metric") == "utility":
+            return dict((e.get("detail") or {}).get("accuracy") or {})
+    return {}
+
+
+def _metric(row: pd.Series, metric: str) -> float:
+    for e in _evals(row):
+        if e.get("metric") == metric and not (e.get("detail") or {}).get("study"):
+            return float(e["value"])
+    return float("nan")
+
+
+def labelled_frame(g: pd.DataFrame) -> pd.DataFrame:
+    """Per row: distortion, attacker accuracy for S, the MI bound, and every label's utility accuracy."""
+    rows = []
+    for _, r in g[g["status"] == "ok"].iterrows():
+        row = {"learner": r["learner"], "budget": r["budget"], "rep": r["rep"], "distortion": r["distortion"],
+               "S accuracy": _metric(r, "map"), "MI bound": _metric(r, "mi")}
+        row.update({f"acc {k}": v for k, v in _utility(r).items()})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def labelled_blocks(name: str, g: pd.DataFrame, ref: dict[str, Any]) -> list[Block]:
+    f = labelled_frame(g)
+    if f.empty:
+        return []
+    cols = ["distortion", "S accuracy", "MI bound"] + sorted(c for c in f.columns if c.startswith("acc "))
+    rows = []
+    for (lr, b), h in f.groupby(["learner", "budget"], sort=True):
+        rows.append({"learner": lr, "budget": b, "seeds": len(h),
+                     **{c: _pm(h[c].mean(), _ci(h[c]), ".3f") for c in cols if c in h}})
+    label = _primary_label(g)
+    majority = _majority(g)
+    out = [Block("h3", "Attacker and utility accuracy (fresh classifiers on releases; mean ± 95% CI over seeds)"),
+           Block("p", "S accuracy: a classifier trained from scratch on releases of the training partition, "
+                      "scored on releases of held-out data; MI bound: H(S) + mean log Q(S|Z) of that classifier "
+                      "(nats, a lower bound); acc X: the same kind of classifier for label X. Majority-class "
+                      "accuracies: " + ", ".join(f"{k} {v:.3f}" for k, v in majority.items()) + "."),
+           Block("table", table=pd.DataFrame(rows))]
+    plt = _setup_plots()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.0))
+    for lr, h in f.groupby("learner", sort=True):
+        m = h.groupby("budget").agg(d=("distortion", "mean"), a=("S accuracy", "mean"),
+                                    u=(f"acc {label}", "mean") if f"acc {label}" in h else ("S accuracy", "size"))
+        m = m.sort_values("d")
+        axes[0].plot(m["d"], m["a"], "o-", label=lr)
+        if f"acc {label}" in h:
+            axes[1].plot(m["d"], m["u"], "o-", label=lr)
+    s_label = "S"
+    if majority:
+        first_major = list(majority.values())
+        axes[0].axhline(_majority_s(g), color="grey", ls="--", lw=1, label="majority class")
+    axes[0].set_xlabel("distortion (held-out rows)")
+    axes[0].set_ylabel(f"attacker accuracy for {s_label}")
+    axes[1].set_xlabel("distortion (held-out rows)")
+    axes[1].set_ylabel(f"utility accuracy ({label})")
+    if label in majority:
+        axes[1].axhline(majority[label], color="grey", ls="--", lw=1, label="majority class")
+    for ax in axes:
+        ax.legend(fontsize=8)
+    fig.suptitle(f"{name}: {g['scenario_id'].iloc[0]}", fontsize=10)
+    out.append(Block("fig", f"{name.replace('/', '_')}-accuracy.png", png=_png(fig)))
+    grid = preview_figure(g)
+    if grid is not None:
+        out += [Block("p", "Sample releases (seed 0): the first 8 held-out images, original on top, then each "
+                           "learner at each budget."), Block("fig", f"{name.replace('/', '_')}-samples.png",
+                                                                     png=grid)]
+    if name == "filter-mnist/ge5-parity":
+        out += filter_table1_blocks(f, ref)
+    return out
+
+
+def _primary_label(g: pd.DataFrame) -> str:
+    for _, r in g[g["status"] == "ok"].iterrows():
+        for e in _evals(r):
+            if e.get("metric") == "utility":
+                return str((e.get("detail") or {}).get("label", ""))
+    return ""
+
+
+def _majority(g: pd.DataFrame) -> dict[str, float]:
+    for _, r in g[g["status"] == "ok"].iterrows():
+        for e in _evals(r):
+            if e.get("metric") == "utility":
+                return {k: float(v) for k, v in ((e.get("detail") or {}).get("majority") or {}).items()}
+    return {}
+
+
+def _majority_s(g: pd.DataFrame) -> float:
+    for _, r in g[g["status"] == "ok"].iterrows():
+        for e in _evals(r):
+            if e.get("metric") == "map" and "majority" in (e.get("detail") or {}):
+                return float(e["detail"]["majority"])
+    return float("nan")
+
+
+def preview_figure(g: pd.DataFrame) -> bytes | None:
+    """A grid of the stored release previews (repetition 0): originals, then learner x budget rows."""
+    from privbench.datasets import make_scenario
+
+    ok = g[(g["status"] == "ok") & (g["rep"] == g["rep"].min())]
+    rows: list[tuple[str, np.ndarray]] = []
+    shape, first_rows = None, None
+    for (lr, b), h in ok.groupby(["learner", "budget"], sort=True):
+        for e in _evals(h.iloc[0]):
+            pv = (e.get("detail") or {}).get("preview")
+            if pv and pv.get("images"):
+                shape = tuple(pv["shape"])
+                first_rows = first_rows or pv.get("heldout_rows")
+                rows.append((f"{lr}\nb={b:g}", np.asarray(pv["images"], dtype=float)))
+                break
+    if not rows or shape is None:
+        return None
+    try:
+        first = ok.iloc[0]
+        sc = make_scenario(first["scenario"], json.loads(first["params"]))
+        held = sc.partition()[1]  # type: ignore[attr-defined]
+        originals = np.asarray(held.images[np.asarray(first_rows, dtype=int)], dtype=float)
+        rows.insert(0, ("original", originals.reshape(len(originals), -1)))
+    except Exception:  # noqa: BLE001 - the grid without originals
+        pass
+    plt = _setup_plots()
+    n_col = max(len(r[1]) for r in rows)
+    fig, axes = plt.subplots(len(rows), n_col, figsize=(1.1 * n_col + 1.4, 1.1 * len(rows) + 0.3), squeeze=False)
+    for i, (lab, imgs) in enumerate(rows):
+        for j in range(n_col):
+            ax = axes[i][j]
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.grid(False)
+            if j < len(imgs):
+                ax.imshow(imgs[j].reshape(shape), cmap="gray_r", vmin=0, vmax=1)
+        axes[i][0].set_ylabel(lab, rotation=0, ha="right", va="center", fontsize=8)
+    return _png(fig)
+
+
+def filter_table1_blocks(f: pd.DataFrame, ref: dict[str, Any]) -> list[Block]:
+    t1 = ((ref.get("filter_tables") or {}).get("table1") or {})
+    rows = []
+    for (lr, b), h in f.groupby(["learner", "budget"], sort=True):
+        if lr not in ("identity", "latent-filter", "gaussian-noise"):
+            continue
+        rows.append({"data": f"ours: {lr}" + ("" if lr == "identity" else f" b={b:g}"),
+                     "private (>= 5)": round(float(h["S accuracy"].mean()), 3),
+                     "utility (odd)": round(float(h.get("acc parity", pd.Series([np.nan])).mean()), 3),
+                     "non-target (circle)": round(float(h.get("acc circle", pd.Series([np.nan])).mean()), 3)})
+        if lr == "identity":
+            rows[-1]["data"] = "ours: raw images"
+    rows = [r for i, r in enumerate(rows) if not (r["data"] == "ours: raw images" and
+                                                   any(q["data"] == r["data"] for q in rows[:i]))]
+    for k, v in t1.items():
+        rows.append({"data": f"paper: {k}", "private (>= 5)": v.get("private"), "utility (odd)": v.get("utility"),
+                     "non-target (circle)": v.get("non_target")})
+    return [Block("h3", "Beside the filter paper's Table 1"), Block("table", table=pd.DataFrame(rows))]
+
+
+def two_user_blocks(g: pd.DataFrame, ref: dict[str, Any]) -> list[Block]:
+    t5 = ((ref.get("filter_tables") or {}).get("table5") or {})
+    rows = []
+    for b, h in g[g["status"] == "ok"].groupby("budget", sort=True):
+        acc: dict[tuple[str, str, str], list[float]] = {}
+        for _, r in h.iterrows():
+            for e in _evals(r):
+                d = e.get("detail") or {}
+                if "user" in d and "role" in d:
+                    acc.setdefault((str(e["metric"]).replace("raw-", "raw "), d["user"], d["role"]), []).append(
+                        float(e["value"]))
+        for user, paper_key in (("user-a", "user1"), ("user-b", "user2")):
+            def m(metric: str, role: str) -> str:
+                v = pd.Series(acc.get((metric, user, role), []), dtype=float)
+                return _pm(v.mean(), _ci(v), ".3f") if len(v) else "n/a"
+            rows.append({"budget": b, "user": user, "private acc (filtered)": m("map", "private"),
+                         "utility acc (filtered)": m("utility", "utility"),
+                         "private acc (raw)": m("raw map", "private"), "utility acc (raw)": m("raw utility", "utility"),
+                         "paper private / utility": f"{t5.get(paper_key, {}).get('private', '')} / "
+                                                    f"{t5.get(paper_key, {}).get('utility', '')}"})
+    return [Block("h3", "Two users (user-a hides >= 5, keeps parity; user-b hides parity, keeps >= 5)"),
+            Block("p", "Accuracies of fresh classifiers trained on the pooled released training partition "
+                       "(8 public parts raw, each user's part through its own filter), scored on each user's "
+                       "half of the held-out images; 'raw' is the same with no filter. Mean ± 95% CI over seeds."),
+            Block("table", table=pd.DataFrame(rows))]
 
 
 # --- GAP tables -------------------------------------------------------------
@@ -414,53 +607,88 @@ def sample_complexity_blocks(name: str, g: pd.DataFrame) -> list[Block]:
 # --- attacker mismatch --------------------------------------------------------
 
 
+def _training_adversary(row: pd.Series, key: str) -> float:
+    """The learner's own adversary's final estimate (``mi`` or ``accuracy``); the mean over users
+    for a protocol that trains several filters; NaN when the learner has none."""
+    info = _info(row)
+    found = [info.get("training_adversary")] + [v.get("training_adversary") for v in info.values()
+                                                 if isinstance(v, dict) and "training_adversary" in v]
+    vals = [float(t[key]) for t in found if isinstance(t, dict) and isinstance(t.get(key), (int, float))]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
 def mismatch_frame(g: pd.DataFrame) -> pd.DataFrame:
-    """Per row: the training adversary's estimate and each fresh attacker's value, in the scored metric."""
+    """Per row: the training adversary's estimate, the exact value where known, each fresh attacker."""
     rows = []
     for _, r in g[g["status"] == "ok"].iterrows():
         metric = "map" if r["privacy"] == "map" else "mi"
         row: dict[str, Any] = {"learner": r["learner"], "scenario": r["scenario_id"],
                                "observation": _obs(r["observation"]), "metric": metric, "budget": r["budget"],
                                "rep": r["rep"], "headline": float(r["leakage"])}
-        tr = (_info(r).get("training_adversary") or {})
-        key = "accuracy" if metric == "map" else "mi"
-        row["training adversary"] = float(tr[key]) if isinstance(tr.get(key), (int, float)) else float("nan")
+        row["training adversary"] = _training_adversary(r, "accuracy" if metric == "map" else "mi")
+        row["exact"] = float(r["leakage"]) if r["leakage_kind"] == "exact" else float("nan")
         for e in _evals(r):
-            if e.get("metric") != metric:
+            if e.get("metric") != metric or e.get("kind") == "exact":
                 continue
             ev = str(e.get("evaluator"))
-            if ev.startswith("attacker-") or ev in ("posthoc-attacker", "mixture-fresh-classifier"):
+            if ev.startswith("attacker-") or ev in ("posthoc-attacker", "mixture-fresh-classifier",
+                                                    "fresh-classifier", "gaussian-approx", "ksg"):
                 row[ev] = float(e["value"])
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _independent(f: pd.DataFrame) -> pd.Series:
+    """The best independent measurement per row: the exact value where known, else the largest attacker."""
+    cols = [c for c in f.columns if c.startswith("attacker-") or c in (
+        "posthoc-attacker", "mixture-fresh-classifier", "fresh-classifier", "gaussian-approx", "ksg")]
+    best = f[cols].max(axis=1) if cols else pd.Series(np.nan, index=f.index)
+    return f["exact"].where(f["exact"].notna(), best)
 
 
 def mismatch_blocks(name: str, g: pd.DataFrame) -> list[Block]:
     f = mismatch_frame(g)
     if f.empty:
         return []
-    att = sorted(c for c in f.columns if c.startswith("attacker-") or c in ("posthoc-attacker",
-                                                                             "mixture-fresh-classifier"))
+    att = sorted(c for c in f.columns if c.startswith("attacker-") or c in (
+        "posthoc-attacker", "mixture-fresh-classifier", "fresh-classifier", "gaussian-approx", "ksg"))
+    f["independent"] = _independent(f)
     rows = []
     for (lr, sid, obs, metric), h in f.groupby(["learner", "scenario", "observation", "metric"], sort=True):
-        fresh = h[att].max(axis=1) if att else pd.Series(np.nan, index=h.index)
-        diff = fresh - h["training adversary"]
-        row = {"learner": lr, "scenario": sid, "obs": obs, "metric": metric,
-               "training adversary": _pm(h["training adversary"].mean(), _ci(h["training adversary"]))}
+        diff = h["independent"] - h["training adversary"]
+        row = {"learner": lr, "metric": metric,
+               "training adversary": _pm(h["training adversary"].mean(), _ci(h["training adversary"]), ".3f"),
+               "exact": _pm(h["exact"].mean(), _ci(h["exact"]), ".3f") if h["exact"].notna().any() else "n/a"}
         for a in att:
-            row[a] = _pm(h[a].mean(), _ci(h[a])) if a in h else "n/a"
-        row["best fresh - training"] = _pm(diff.mean(), _ci(diff))
-        tol = 0.01 if metric == "mi" else 0.01
-        row["survives?"] = ("n/a (no training adversary)" if diff.isna().all()
-                            else ("yes" if diff.mean() <= tol else "no"))
+            row[a] = _pm(h[a].mean(), _ci(h[a]), ".3f") if a in h and h[a].notna().any() else "n/a"
+        row["independent - training"] = _pm(diff.mean(), _ci(diff), ".3f")
+        row["survives?"] = ("n/a (no adversary estimate)" if diff.isna().all()
+                            else ("yes" if diff.mean() <= 0.01 else "no"))
         rows.append(row)
     return [Block("h3", "Attacker mismatch: training adversary vs fresh attackers"),
-            Block("p", "Mean ± 95% CI over seeds and budgets. 'training adversary' is the learner's own adversary "
-                       "at the end of training (its info['training_adversary'], on training data); the others "
-                       "are trained from scratch on held-out releases (lower bounds). A learner's privacy "
-                       "'survives' when the best fresh attacker exceeds its own adversary by at most 0.01 "
-                       "(nats or accuracy)."),
+            Block("p", "Mean ± 95% CI over seeds and budgets. 'training adversary': the learner's own adversary "
+                       "at the end of training (info['training_adversary'], on training data); 'exact': the true "
+                       "leakage where the mechanism's form allows it; attacker-*: trained from scratch on held-out "
+                       "releases (lower bounds). 'independent' is the exact value where known, else the best "
+                       "attacker. A learner's privacy 'survives' when the independent value exceeds its own "
+                       "adversary's estimate by at most 0.01 (nats, or accuracy)."),
             Block("table", table=pd.DataFrame(rows))]
+
+
+def mismatch_overview(df: pd.DataFrame) -> pd.DataFrame:
+    """Every experiment: the learner's own adversary's estimate vs the independent measurement."""
+    f = mismatch_frame(df.assign(scenario_id=df["experiment"]))
+    if f.empty or f["training adversary"].isna().all():
+        return pd.DataFrame()
+    f["independent"] = _independent(f)
+    f = f[f["training adversary"].notna() & f["independent"].notna()]
+    f["under-estimate"] = f["independent"] - f["training adversary"]
+    out = (f.groupby(["learner", "scenario", "metric"], sort=True)
+           .agg(points=("budget", "size"), training_adversary=("training adversary", "mean"),
+                independent=("independent", "mean"), mean_under_estimate=("under-estimate", "mean"),
+                worst_under_estimate=("under-estimate", "max")).reset_index()
+           .rename(columns={"scenario": "experiment"}))
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -468,9 +696,30 @@ def mismatch_blocks(name: str, g: pd.DataFrame) -> list[Block]:
 # --------------------------------------------------------------------------
 
 
+def variant_labels(df: pd.DataFrame) -> pd.Series:
+    """``learner``, or ``learner (k=v, ...)`` where one experiment runs a learner with several settings.
+
+    The settings shown are the hyper-parameters that differ between its variants in that
+    experiment (``-`` for one that a variant leaves at its default).
+    """
+    out = df["learner"].astype(str).copy()
+    for (_, lr), g in df.groupby(["experiment", "learner"], sort=False):
+        variants = {p: json.loads(p) if isinstance(p, str) and p else {} for p in g["learner_params"].unique()}
+        if len(variants) < 2:
+            continue
+        keys = sorted({k for v in variants.values() for k in v
+                       if len({json.dumps(w.get(k), sort_keys=True) for w in variants.values()}) > 1})
+        for raw, v in variants.items():
+            tag = ", ".join(f"{k}={v[k] if k in v else '-'}" for k in keys)
+            out[g.index[g["learner_params"] == raw]] = f"{lr} ({tag})"
+    return out
+
+
 def paper_blocks(df: pd.DataFrame, meta: dict[str, dict[str, Any]], order: list[str],
                  manifests: list[dict[str, Any]] | None = None, title: str = "") -> list[Block]:
     ref = reference_values()
+    df = df.copy()
+    df["learner"] = variant_labels(df)
     out = [Block("h2", "Summary: median and worst gap per learner and experiment")]
     out.append(Block("p", "Gap = leakage - optimum at the distortion achieved (nats for MI, probability for MAP "
                           "accuracy), over every budget and seed of the experiment; bound 'family' is the best "
@@ -487,6 +736,15 @@ def paper_blocks(df: pd.DataFrame, meta: dict[str, dict[str, Any]], order: list[
                               f"{tot:.0f} s wall time in total ({tot / 60:.1f} min; jobs {', '.join(jobs)}, "
                               f"device {', '.join(devs)}; host {runs[-1].get('host', '?')}, commit "
                               f"{str(runs[-1].get('git_commit', '?'))[:12]})."))
+    overview = mismatch_overview(df)
+    if not overview.empty:
+        out += [Block("h3", "Attacker mismatch across every experiment"),
+                Block("p", "Per learner and experiment: its own training adversary's final estimate (on training "
+                           "data; accuracy for MAP experiments, nats for MI) against the independent measurement "
+                           "of the same release (exact where the mechanism's form allows it, else the best fresh "
+                           "attacker). A positive under-estimate means the learner's adversary reported more "
+                           "privacy than the release has. Mean over seeds and budgets; worst over points."),
+                Block("table", table=overview)]
     out += [Block("h3", "Time per experiment"), Block("table", table=timing_by_experiment(df))]
     names = [n for n in order if n in set(df["experiment"])] + sorted(set(df["experiment"]) - set(order))
     for name in names:
