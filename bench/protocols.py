@@ -64,7 +64,6 @@ PROTOCOL_NAMES = ("two-user",)
 TWO_USER_SETS = ("mnist-subset", "digits")
 TWO_USER_LABELING = "ge5-parity"
 N_PARTS = 10
-XENT_CLIP = 1e-6
 
 
 def run_protocol(case: Any, device: str = "auto") -> list[dict[str, Any]]:
@@ -259,12 +258,6 @@ def _row_numbers(evals: list[Evaluation]) -> dict[str, Any]:
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
-
-
-def _xent(u: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """Per-row mean per-pixel cross-entropy -(u log z + (1 - u) log(1 - z)), z clipped to [1e-6, 1 - 1e-6]."""
-    zc = np.clip(z, XENT_CLIP, 1 - XENT_CLIP)
-    return -(u * np.log(zc) + (1 - u) * np.log1p(-zc)).mean(1)
 
 
 def train_classifier(x: np.ndarray, y: np.ndarray, n_classes: int, seed: int) -> Any:
