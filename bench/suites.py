@@ -23,7 +23,9 @@ A suite is a YAML file (benchopt style: parameter grids expanded into cases)::
         observation: [useful, full]   # a value or a list (grid); same for privacy,
         privacy: mi                   # family, objective, n_train and n_eval
         budgets: [0.1, 0.3]     # one batched fit per case
-        learners: all           # every suite learner that serves the task, or a list
+        learners: all           # every suite learner that serves the task, or a list of
+                                # names and {name: {hyper-parameters}}; a `budgets` key there
+                                # gives that learner its own budgets (another unit: a KL budget)
 
 ``privacy`` is the metric a case is scored on; a learner trains for it when it
 can, else for its own first metric (``objective``, recorded in the store): PPAN's
@@ -427,18 +429,23 @@ def _expand(exp: dict[str, Any], ename: str, suite: str, top: dict[str, Any], ta
             for k in ("observation", "privacy", "family", "objective", "n_train", "n_eval")}
     choice = exp.get("learners", "all")
     if override or choice == "all":
-        picks = [(n, e["params"]) for n, e in table.items() if override or e["on"] is None or ename in e["on"]]
+        picks = [(n, e["params"], None) for n, e in table.items()
+                 if override or e["on"] is None or ename in e["on"]]
         strict = False
     elif isinstance(choice, list):
         picks, strict = [], True
         for item in choice:
             if isinstance(item, str):
-                picks.append((item, table[item]["params"] if item in table else {}))
+                picks.append((item, table[item]["params"] if item in table else {}, None))
             elif isinstance(item, dict) and len(item) == 1:
                 (lname, lp), = item.items()
                 if not isinstance(lp, (dict, type(None))):
                     raise InputError(f"{where}: hyper-parameters of learner {lname!r} must be a mapping")
-                picks.append((str(lname), normalize_value(dict(lp or {}))))
+                lp = dict(lp or {})
+                own = lp.pop("budgets", None)  # a learner's own budgets (another unit, e.g. a KL budget)
+                if own is not None and (not isinstance(own, list) or not own):
+                    raise InputError(f"{where}: budgets of learner {lname!r} must be a non-empty list of numbers")
+                picks.append((str(lname), normalize_value(lp), own))
             else:
                 raise InputError(f"{where}: learners entry {item!r} must be a name or {{name: params}}")
     else:
@@ -452,7 +459,8 @@ def _expand(exp: dict[str, Any], ename: str, suite: str, top: dict[str, Any], ta
                     for fam in grid["family"]:
                         privacy, observation, family = resolve_case(sc, priv, obs, fam)
                         task = task_for(sc, observation, privacy)
-                        for lname, lp, objective in ((n, p, o) for n, p in picks for o in grid["objective"]):
+                        for lname, lp, own, objective in ((n, p, b, o) for n, p, b in picks
+                                                          for o in grid["objective"]):
                             if not strict and training_objective(make_learner(lname, **lp), task, objective) is None:
                                 continue
                             for n_train in grid["n_train"]:
@@ -460,7 +468,7 @@ def _expand(exp: dict[str, Any], ename: str, suite: str, top: dict[str, Any], ta
                                     for rep in range(reps):
                                         out.append(make_case(
                                             suite, ename, sc.name, sc.params(), observation, privacy, family,
-                                            lname, lp, budgets, rep,
+                                            lname, lp, own if own is not None else budgets, rep,
                                             _int(n_train if n_train is not None else default_n_train(sc),
                                                  "n_train", where, 2),
                                             _int(n_eval if n_eval is not None else DEFAULT_N_EVAL,
