@@ -235,6 +235,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
              "--learner": args.learner,
              "--learner-param": args.learner_param, "--budget": args.budget, "--n-train": args.n_train,
              "--n-eval": args.n_eval}
+    for flag, given in (("--only", args.only), ("--smoke", args.smoke)):
+        if given and not args.suite:
+            raise InputError(f"{flag} applies to a --suite; it cannot be used in an ad-hoc run")
     cwd_added = os.getcwd() not in sys.path
     if cwd_added:  # module:Class learners from the working directory (lowest priority)
         sys.path.append(os.getcwd())
@@ -259,9 +262,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
                             objective=args.objective)
     else:
         raise InputError("privbench run needs --suite NAME or an ad-hoc --scenario (see 'privbench run --help')")
-    for flag, given in (("--only", args.only), ("--smoke", args.smoke)):
-        if given and not args.suite:
-            raise InputError(f"{flag} applies to a --suite; it cannot be used in an ad-hoc run")
     if cwd_added and any(":" in c.learner for c in suite.cases):  # ... and in Dask's worker processes
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), os.getcwd()]))
     if args.retry_failed and not args.resume:

@@ -10,7 +10,7 @@ summary of the median and worst gap per learner x experiment.  Experiments
 with a special shape get their own tables and figures:
 
 ``gap-tables``          learned (beta0, beta1, gamma0, gamma1) and exact MAP accuracy per D beside
-                        GAP Tables 2-5's printed learned / theory columns (bench/suites/paper_reference.yaml)
+                        GAP Tables 2-5's printed learned / theory columns (bench/paper_reference.yaml)
 ``ppan-fig6``           per-component distortion and leakage, learned vs Prop. 2 (PPAN appendix H)
 ``sample-complexity/*`` gap vs training-set size split into finite-sample (the plug-in's gap)
                         and optimisation (learner minus plug-in, paired by repetition) parts
@@ -84,10 +84,10 @@ def suite_metadata(df: pd.DataFrame, source: str | None = None) -> tuple[str, di
 
 
 def reference_values() -> dict[str, Any]:
-    """The source papers' printed numbers (bench/suites/paper_reference.yaml)."""
+    """The source papers' printed numbers (bench/paper_reference.yaml)."""
     import yaml
 
-    ref = resources.files("privbench.bench") / "suites" / "paper_reference.yaml"
+    ref = resources.files("privbench.bench") / "paper_reference.yaml"
     return yaml.safe_load(ref.read_text(encoding="utf-8")) if ref.is_file() else {}
 
 
@@ -161,8 +161,8 @@ def summary_table(df: pd.DataFrame) -> pd.DataFrame:
     ok = df[(df["status"] == "ok") & df["gap"].notna()]
     if ok.empty:
         return pd.DataFrame()
-    g = ok.groupby(["experiment", "learner"], sort=True)
-    out = g.agg(scenario=("scenario_id", "first"), median_gap=("gap", "median"), worst_gap=("gap", "max"),
+    g = ok.groupby(["experiment", "learner", "scenario_id"], sort=True)
+    out = g.agg(median_gap=("gap", "median"), worst_gap=("gap", "max"),
                 rows=("gap", "size"), seeds=("rep", "nunique"), bound=("bound_kind", "first"),
                 below_bound=("below_bound", "sum")).reset_index()
     return out
@@ -382,7 +382,10 @@ def preview_figure(g: pd.DataFrame) -> bytes | None:
             if pv and pv.get("images"):
                 shape = tuple(pv["shape"])
                 first_rows = first_rows or pv.get("heldout_rows")
-                rows.append((f"{lr}\nb={b:g}", np.asarray(pv["images"], dtype=float)))
+                imgs = np.asarray(pv["images"], dtype=float)
+                same = [r for r in rows if r[0].split("\n")[0] == lr and np.array_equal(r[1], imgs)]
+                if not same:  # a release that does not depend on the budget (identity) is shown once
+                    rows.append((f"{lr}\nb={b:g}", imgs))
                 break
     if not rows or shape is None:
         return None
@@ -596,8 +599,8 @@ def sample_complexity_blocks(name: str, g: pd.DataFrame) -> list[Block]:
     ax.axhline(0, color="black", lw=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("training samples n")
-    ax.set_ylabel("gap to the optimum [nats], mean over budgets")
-    ax.set_title(f"{name}: {g['scenario_id'].iloc[0]} {_obs(g['observation'].iloc[0])}", fontsize=10)
+    ax.set_ylabel("gap [nats], mean over budgets")
+    ax.set_title(f"{name}\n{g['scenario_id'].iloc[0]}, observation {_obs(g['observation'].iloc[0])}", fontsize=9)
     ax.legend(fontsize=8)
     return [Block("h3", "Gap vs training-set size (mean ± 95% CI over seeds; each seed averaged over budgets)"),
             Block("table", table=shown), Block("p", " ".join(text)),
