@@ -147,7 +147,7 @@ def check_against(df: pd.DataFrame, baselines: dict[str, Any]) -> tuple[list[str
             notes.append(f"{learner} {key}: no baseline for this point")
             continue
         own = base.get("by_learner", {}).get(learner)
-        ref, name = (own, f"its own baseline") if own else (base, f"reference {base['learner']}")
+        ref, name = (own, "its own baseline") if own else (base, f"reference {base['learner']}")
         checked += 1
         gap = float(g["strict_gap"].mean())
         if gap > ref["gap"] + ref["tol"]:

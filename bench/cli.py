@@ -227,7 +227,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from privbench.bench.runner import run_cases
     from privbench.bench.store import export_csv
-    from privbench.bench.suites import (DEFAULT_N_EVAL, DEFAULT_N_TRAIN, adhoc_suite, load_suite, select_experiments,
+    from privbench.bench.suites import (DEFAULT_N_EVAL, adhoc_suite, load_suite, select_experiments,
                                         smoke_suite)
 
     adhoc = {"--scenario": args.scenario, "--param": args.param, "--observation": args.observation,

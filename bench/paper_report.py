@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .report import _atomic_write, _md_table, _t95, aggregate_points, tradeoff_figures
+from .report import _atomic_write, _md_table, _t95, tradeoff_figures
 
 
 @dataclass
@@ -322,8 +322,7 @@ def labelled_blocks(name: str, g: pd.DataFrame, ref: dict[str, Any]) -> list[Blo
         if f"acc {label}" in h:
             axes[1].plot(m["d"], m["u"], "o-", label=lr)
     s_label = "S"
-    if majority:
-        first_major = list(majority.values())
+    if not math.isnan(_majority_s(g)):
         axes[0].axhline(_majority_s(g), color="grey", ls="--", lw=1, label="majority class")
     axes[0].set_xlabel("distortion (held-out rows)")
     axes[0].set_ylabel(f"attacker accuracy for {s_label}")

@@ -56,9 +56,9 @@ import numpy as np
 
 from privbench.datasets.errors import InputError
 
-from .evaluate import Evaluation, headline
+from .evaluate import Evaluation
 from .evaluate_labelled import CLASSIFIER, row_distortion
-from .runner import _base_row, _error, _json_default, failure_rows, now
+from .runner import _base_row, _error, _json_default, failure_rows, headline_fields, no_bound_fields, now
 
 PROTOCOL_NAMES = ("two-user",)
 TWO_USER_SETS = ("mnist-subset", "digits")
@@ -241,18 +241,8 @@ def _two_user_evaluations(acc: dict, ref: dict, d_all: np.ndarray, d_a: np.ndarr
 
 
 def _row_numbers(evals: list[Evaluation]) -> dict[str, Any]:
-    out: dict[str, Any] = {"evaluations": json.dumps([e.__dict__ for e in evals], default=_json_default)}
-    leak, dist = headline(evals, "map"), headline(evals, "distortion")
-    out.update(leakage=leak.value, leakage_evaluator=leak.evaluator, leakage_kind=leak.kind,
-               leakage_stderr=leak.stderr, distortion=dist.value, distortion_evaluator=dist.evaluator,
-               distortion_kind=dist.kind, distortion_stderr=dist.stderr)
-    for name, ev in (("leakage", leak), ("distortion", dist)):
-        if math.isnan(ev.value):
-            return {**out, "status": "failed", "error": f"{name} is NaN ({ev.evaluator})"}
-    nan = float("nan")
-    out.update(optimum_at_budget=nan, bound_kind="none", optimum_at_distortion=nan, gap=nan, overshoot=0.0,
-               below_bound=False, below_bound_reason=None, status="ok", error=None)
-    return out
+    out = headline_fields(evals, "map")
+    return out if out.get("status") == "failed" else {**out, **no_bound_fields(0.0)}
 
 
 # --------------------------------------------------------------------------

@@ -26,6 +26,7 @@ Only the calling process writes to the store.  Progress (with ETA) goes to stder
 from __future__ import annotations
 
 import functools
+import json
 import math
 import os
 import signal
@@ -159,21 +160,13 @@ def _score_budget(case: Case, sc: Any, mech: Any, budget: float, evaluate: Calla
 
     evals = evaluate(mech, sc, case.observation, case.privacy, n_eval=case.n_eval, seed=case.eval_seed,
                      evaluators=case.evaluators, cross_check=False)
-    out: dict[str, Any] = {"evaluations": json.dumps([e.__dict__ for e in evals], default=_json_default),
-                           "mechanism_info": json.dumps(getattr(mech, "info", None) or {}, default=_json_default)}
-    leak, dist = headline(evals, case.privacy), headline(evals, "distortion")
-    out.update(leakage=leak.value, leakage_evaluator=leak.evaluator, leakage_kind=leak.kind,
-               leakage_stderr=leak.stderr, distortion=dist.value, distortion_evaluator=dist.evaluator,
-               distortion_kind=dist.kind, distortion_stderr=dist.stderr)
-    for name, ev in (("leakage", leak), ("distortion", dist)):
-        if math.isnan(ev.value):
-            return {**out, "status": "failed", "error": f"{name} is NaN ({ev.evaluator})"}
-    if getattr(sc, "has_optimum", True) is False:  # labelled data: a learned point with no optimum to score
-        nan = float("nan")
-        out.update(optimum_at_budget=nan, bound_kind="none", optimum_at_distortion=nan, gap=nan,
-                   overshoot=max(0.0, float(dist.value) - float(budget)), below_bound=False,
-                   below_bound_reason=None, status="ok", error=None)
+    out = headline_fields(evals, case.privacy)
+    out["mechanism_info"] = json.dumps(getattr(mech, "info", None) or {}, default=_json_default)
+    if out.get("status") == "failed":
         return out
+    leak, dist = headline(evals, case.privacy), headline(evals, "distortion")
+    if getattr(sc, "has_optimum", True) is False:  # labelled data: a learned point with no optimum to score
+        return {**out, **no_bound_fields(max(0.0, float(dist.value) - float(budget)))}
     opt = optimum(sc, budget, case.privacy, case.observation, case.family)
 
     def optimum_at(d: float) -> float:
@@ -185,6 +178,30 @@ def _score_budget(case: Case, sc: Any, mech: Any, budget: float, evaluate: Calla
                overshoot=float(s["overshoot"]), below_bound=bool(s["below_bound"]),
                below_bound_reason=s.get("below_bound_reason"), status="ok", error=None)
     return out
+
+
+def headline_fields(evals: list[Any], privacy: str) -> dict[str, Any]:
+    """Store fields of a list of evaluations: the JSON of all, the headline leakage (of ``privacy``)
+    and distortion with their evaluators; ``status="failed"`` with the error where one is NaN."""
+    from .evaluate import headline
+
+    out: dict[str, Any] = {"evaluations": json.dumps([e.__dict__ for e in evals], default=_json_default)}
+    leak, dist = headline(evals, privacy), headline(evals, "distortion")
+    out.update(leakage=leak.value, leakage_evaluator=leak.evaluator, leakage_kind=leak.kind,
+               leakage_stderr=leak.stderr, distortion=dist.value, distortion_evaluator=dist.evaluator,
+               distortion_kind=dist.kind, distortion_stderr=dist.stderr)
+    for name, ev in (("leakage", leak), ("distortion", dist)):
+        if math.isnan(ev.value):
+            return {**out, "status": "failed", "error": f"{name} is NaN ({ev.evaluator})"}
+    return out
+
+
+def no_bound_fields(overshoot: float) -> dict[str, Any]:
+    """Score fields of a point with no known optimum (bound_kind "none", NaN gap), status ok."""
+    nan = float("nan")
+    return {"optimum_at_budget": nan, "bound_kind": "none", "optimum_at_distortion": nan, "gap": nan,
+            "overshoot": float(overshoot), "below_bound": False, "below_bound_reason": None, "status": "ok",
+            "error": None}
 
 
 def _json_default(x: Any) -> Any:

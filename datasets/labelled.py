@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .errors import InputError, check_finite
+from .errors import InputError
 from .real import CIRCLE_DIGITS, LABELINGS, ImageData, load_images
 from .samples import Samples, check_observation
 from .scenarios import Param, Scenario, _fmt, _int

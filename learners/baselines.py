@@ -19,7 +19,6 @@ theory's solver and therefore lives in ``privbench.bench.plugin``.
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
