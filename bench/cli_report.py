@@ -112,7 +112,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     both = res[res["better"].isin(["A", "B"])]
     print(f"A better beyond noise: {int(((both['better'] == 'A') & both['beyond_noise']).sum())}, "
           f"B better beyond noise: {int(((both['better'] == 'B') & both['beyond_noise']).sum())}, "
-          f"within noise: {int((~both['beyond_noise']).sum())}, compared: {len(both)}")
+          f"within noise: {int((~both['beyond_noise']).sum())}, ties: {int((res['better'] == 'tie').sum())}, "
+          f"compared: {len(both) + int((res['better'] == 'tie').sum())}")
     if args.csv:
         res.to_csv(args.csv, index=False)
     return 0

@@ -79,8 +79,13 @@ def test_compare_says_which_side_is_better_and_if_beyond_noise():
     # the constant release has zero leakage: its gap is smaller wherever RR leaks more than the optimum
     for _, r in res.iterrows():
         assert r["better"] in ("A", "B")
-    same = compare(a, a)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # identical reruns are a tie without scipy's precision warning
+        same = compare(a, a)
     assert not same["beyond_noise"].any() and set(same["better"]) == {"tie"}
+    assert (same["p_value"] == 1.0).all()
     noisy = _records("randomized-response", 3, jitter=1e-3)
     res2 = compare(a, noisy)
     assert set(res2["better"]) == {"A"}
