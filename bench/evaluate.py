@@ -185,15 +185,21 @@ def _with_mismatch(out: list[Evaluation], sc: Any, s: np.ndarray, z: np.ndarray,
     """``out`` with the mismatch-study attackers inserted before the distortion evaluations."""
     from .attackers import mismatch_evaluations
 
-    if isinstance(sc, BinaryGMM):
-        prior = np.array([1 - sc.prior, sc.prior])
-        extra = mismatch_evaluations(z, s, True, np.log(prior)[s], float(-(prior * np.log(prior)).sum()), seed)
-    else:
-        cov_s = sc.cov()[: sc.dims[0], : sc.dims[0]]
-        h_s = 0.5 * float(np.linalg.slogdet(2 * math.pi * math.e * cov_s)[1])
-        extra = mismatch_evaluations(z, s, False, _gauss_logpdf(s.reshape(len(s), -1), cov_s), h_s, seed)
+    log_p_s, h_s = _log_p_and_entropy(sc, s)
+    extra = mismatch_evaluations(z, s, isinstance(sc, BinaryGMM), log_p_s, h_s, seed)
     cut = next((i for i, e in enumerate(out) if e.metric == "distortion"), len(out))
     return out[:cut] + extra + out[cut:]
+
+
+def _log_p_and_entropy(sc: Any, s: np.ndarray) -> tuple[np.ndarray, float]:
+    """The true log p(S = s) per row and the entropy of S (a differential one for a Gaussian S),
+    from the scenario's model: the binary mixture's prior, or S's Gaussian covariance."""
+    if isinstance(sc, BinaryGMM):
+        prior = np.array([1 - sc.prior, sc.prior])
+        return np.log(prior)[s], float(-(prior * np.log(prior)).sum())
+    cov_s = sc.cov()[: sc.dims[0], : sc.dims[0]]
+    h_s = 0.5 * float(np.linalg.slogdet(2 * math.pi * math.e * cov_s)[1])
+    return _gauss_logpdf(s.reshape(len(s), -1), cov_s), h_s
 
 
 def _labelled(mech: Any, sc: Any, observation: str | None, privacy: str, n_eval: Any, seed: Any,
@@ -207,21 +213,11 @@ def _labelled(mech: Any, sc: Any, observation: str | None, privacy: str, n_eval:
     if privacy not in LABELLED_PRIVACIES:
         raise InputError(f"privacy={privacy!r} has no evaluator for {sc.name} (allowed: "
                          f"{', '.join(LABELLED_PRIVACIES)})")
-    for name, v, lo in (("n_eval", n_eval, MIN_N_EVAL), ("seed", seed, 0)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-            raise InputError(f"{name}={v!r} must be an integer >= {lo}")
+    _check_counts(n_eval, seed)
     if evaluators is not None:
         raise InputError(f"evaluators={evaluators!r} is not available for {sc.name} (only the standard "
                          "fresh-classifier evaluators)")
-    task = getattr(mech, "task", None)
-    if not isinstance(task, Task) or not callable(getattr(mech, "release", None)):
-        raise InputError(f"mechanism={mech!r} is not a privbench Mechanism (needs .task and .release)")
-    want = sc.task_for(observation or task.observation, privacy)
-    mine = {**task.to_dict(), "privacy": privacy}
-    if mine != want.to_dict():
-        diff = sorted(k for k in mine if mine[k] != want.to_dict()[k])
-        raise InputError(f"mechanism was built for a different task than {sc.id} with observation="
-                         f"{want.observation} (differs in: {', '.join(diff)})")
+    want = _mechanism_task(mech, lambda obs: sc.task_for(obs, privacy), sc.id, observation, privacy)
     return evaluate_labelled(mech, sc, want, int(n_eval), int(seed))
 
 
@@ -265,19 +261,28 @@ def headline(evals: list[Evaluation], metric: str) -> Evaluation:
 def _check(mech: Any, scenario: Any, observation: str | None, privacy: str, n_eval: Any, seed: Any) -> Task:
     if privacy not in PRIVACIES:
         raise InputError(f"privacy={privacy!r} is unknown (allowed: {', '.join(PRIVACIES)})")
+    _check_counts(n_eval, seed)
+    if not isinstance(scenario, (FiniteScenario, GaussianScenario, BinaryGMM)):
+        raise InputError(f"scenario={scenario!r} has no evaluator (allowed: finite, gaussian, binary-gmm scenarios)")
+    return _mechanism_task(mech, lambda obs: task_for(scenario, obs, privacy), scenario.id, observation, privacy)
+
+
+def _check_counts(n_eval: Any, seed: Any) -> None:
     for name, v, lo in (("n_eval", n_eval, MIN_N_EVAL), ("seed", seed, 0)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
             raise InputError(f"{name}={v!r} must be an integer >= {lo}")
-    if not isinstance(scenario, (FiniteScenario, GaussianScenario, BinaryGMM)):
-        raise InputError(f"scenario={scenario!r} has no evaluator (allowed: finite, gaussian, binary-gmm scenarios)")
+
+
+def _mechanism_task(mech: Any, task_of: Any, scenario_id: str, observation: str | None, privacy: str) -> Task:
+    """The scenario's Task (``task_of(observation)``) after checking that ``mech`` was built for it."""
     task = getattr(mech, "task", None)
     if not isinstance(task, Task) or not callable(getattr(mech, "release", None)):
         raise InputError(f"mechanism={mech!r} is not a privbench Mechanism (needs .task and .release)")
-    want = task_for(scenario, observation or task.observation, privacy)
+    want = task_of(observation or task.observation)
     mine = {**task.to_dict(), "privacy": privacy}
     if mine != want.to_dict():
         diff = sorted(k for k in mine if mine[k] != want.to_dict()[k])
-        raise InputError(f"mechanism was built for a different task than {scenario.id} with observation="
+        raise InputError(f"mechanism was built for a different task than {scenario_id} with observation="
                          f"{want.observation} (differs in: {', '.join(diff)})")
     return want
 
@@ -373,9 +378,8 @@ def _mixture(mech: Any, sc: BinaryGMM, s: np.ndarray, u: np.ndarray, z: np.ndarr
     d_sample = _sample_distortion(((u.reshape(-1, 1) - z.reshape(len(z), -1)) ** 2).sum(axis=1))
     if out and not cross_check:  # the MAP headline is exact: skip the fresh classifier
         return out + exact_d + [d_sample]
-    prior = np.array([1 - sc.prior, sc.prior])
-    att = _attacker(z, s, discrete=True, log_p_s=np.log(prior)[s], h_s=float(-(prior * np.log(prior)).sum()),
-                    seed=seed)
+    log_p_s, h_s = _log_p_and_entropy(sc, s)
+    att = _attacker(z, s, discrete=True, log_p_s=log_p_s, h_s=h_s, seed=seed)
     acc = att.pop("accuracy")
     n_te = att["n_test"]
     out.append(_ev("map", acc, "mixture-fresh-classifier", "lower-bound", math.sqrt(acc * (1 - acc) / n_te),
@@ -394,7 +398,6 @@ def _gaussian(mech: Any, sc: GaussianScenario, s: np.ndarray, u: np.ndarray, z: 
               rng: np.random.Generator, cross_check: bool = True) -> list[Evaluation]:
     cov = sc.cov()
     d_s = sc.dims[0]
-    cov_s = cov[:d_s, :d_s]
     out: list[Evaluation] = []
     exact_d: list[Evaluation] = []
     if isinstance(mech, LinearGaussian):
@@ -407,14 +410,15 @@ def _gaussian(mech: Any, sc: GaussianScenario, s: np.ndarray, u: np.ndarray, z: 
                        "exact-distortion", "exact")]
     z = z.reshape(len(z), -1)
     out.append(gaussian_approx_mi(s, z))
+    d_sample = _with_components(_sample_distortion(((u - z) ** 2).sum(axis=1)), s, u, z)
     if out[0].kind == "exact" and not cross_check:  # the headline is exact: skip the costly estimators
-        return out + exact_d + [_with_components(_sample_distortion(((u - z) ** 2).sum(axis=1)), s, u, z)]
-    h_s = 0.5 * float(np.linalg.slogdet(2 * math.pi * math.e * cov_s)[1])
-    att = _attacker(z, s, discrete=False, log_p_s=_gauss_logpdf(s, cov_s), h_s=h_s, seed=seed)
+        return out + exact_d + [d_sample]
+    log_p_s, h_s = _log_p_and_entropy(sc, s)
+    att = _attacker(z, s, discrete=False, log_p_s=log_p_s, h_s=h_s, seed=seed)
     out.append(_ev("mi", att.pop("bound"), "posthoc-attacker", "lower-bound", att.pop("bound_stderr"), **att,
                    note="h(S) + E log Q(S|Z) on held-out releases, h(S) exact from the scenario's cov"))
     out.append(ksg_mi(s, z, rng=rng))
-    return out + exact_d + [_with_components(_sample_distortion(((u - z) ** 2).sum(axis=1)), s, u, z)]
+    return out + exact_d + [d_sample]
 
 
 def _with_components(ev: Evaluation, s: np.ndarray, u: np.ndarray, z: np.ndarray) -> Evaluation:

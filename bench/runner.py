@@ -112,8 +112,6 @@ def _error(exc: BaseException) -> str:
 
 def execute_case(case: Case, device: str = "auto") -> list[dict[str, Any]]:
     """Run one case; one record per budget (never raises for a failing case)."""
-    import json
-
     from privbench.datasets.scenarios import make_scenario
     from privbench.datasets.tasks import task_for
     from privbench.learners import make_learner
@@ -146,7 +144,7 @@ def execute_case(case: Case, device: str = "auto") -> list[dict[str, Any]]:
         t2 = time.perf_counter()
         row = {**_base_row(case, budget), "started_at": started, "device": dev, "train_time_s": train / n}
         try:
-            row.update(_score_budget(case, sc, mech, budget, evaluate, headline, score, json))
+            row.update(_score_budget(case, sc, mech, budget, evaluate, headline, score))
         except Exception as exc:  # noqa: BLE001
             row.update(status="failed", error="evaluate: " + _error(exc))
         row.update(finished_at=now(), wall_time_s=shared + time.perf_counter() - t2)
@@ -155,7 +153,7 @@ def execute_case(case: Case, device: str = "auto") -> list[dict[str, Any]]:
 
 
 def _score_budget(case: Case, sc: Any, mech: Any, budget: float, evaluate: Callable, headline: Callable,
-                  score: Callable, json: Any) -> dict[str, Any]:
+                  score: Callable) -> dict[str, Any]:
     from privbench.theory.optimum import curve, optimum
 
     evals = evaluate(mech, sc, case.observation, case.privacy, n_eval=case.n_eval, seed=case.eval_seed,

@@ -63,8 +63,6 @@ def assert_near_optimal(learner: Any, scenario: Any, budgets: Sequence[float], t
     AssertionError
         Listing every budget that failed and why.
     """
-    import json
-
     import numpy as np
 
     from privbench.bench.evaluate import evaluate, headline
@@ -87,7 +85,7 @@ def assert_near_optimal(learner: Any, scenario: Any, budgets: Sequence[float], t
     case = type(case)(**{**case.__dict__, "learner": type(learner).__name__})
     report, problems = NearOptimalReport(), []
     for budget, mech in zip(case.budgets, mechs):
-        row = _score_budget(case, scenario, mech, budget, evaluate, headline, score, json)
+        row = _score_budget(case, scenario, mech, budget, evaluate, headline, score)
         row["budget"] = budget
         report.append(row)
         if row.get("status") != "ok":
