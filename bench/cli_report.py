@@ -64,11 +64,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
         table = no_optimum_table(df)  # scenarios with no known optimum: their learned points
     print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}") if not table.empty else "no successful cases")
     from privbench.bench.paper_report import suite_metadata, write_paper_report
+    from privbench.bench.store import read_manifests
 
     _, meta, order = suite_metadata(df)
     if meta:  # a suite with `paper:` blocks (the paper suite): the report beside the papers' claims
         try:
-            for path in write_paper_report(df, meta, order, md, html, _manifests(args.dir),
+            for path in write_paper_report(df, meta, order, md, html, read_manifests(args.dir),
                                            title=args.title or "privbench: the papers, theory versus learned",
                                            command=" ".join(shlex.quote(a) for a in ["privbench", *sys.argv[1:]])):
                 print(f"wrote {path}")
@@ -82,19 +83,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
             except OSError as exc:
                 raise InputError(f"cannot write report {path!r} ({exc.strerror or exc})") from None
     return 0
-
-
-def _manifests(path: str) -> list[dict]:
-    """The run manifests of a results directory (runs/*.json), oldest first; unreadable ones skipped."""
-    import json
-
-    out = []
-    for f in sorted(Path(path, "runs").glob("*.json")):
-        try:
-            out.append(json.loads(f.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            continue
-    return out
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:

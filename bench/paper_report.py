@@ -304,8 +304,9 @@ def labelled_blocks(name: str, g: pd.DataFrame, ref: dict[str, Any]) -> list[Blo
     for (lr, b), h in f.groupby(["learner", "budget"], sort=True):
         rows.append({"learner": lr, "budget": b, "seeds": len(h),
                      **{c: _pm(h[c].mean(), _ci(h[c]), ".3f") for c in cols if c in h}})
-    label = _primary_label(g)
-    majority = _majority(g)
+    label = str(_first_detail(g, "utility", "label") or "")
+    majority = {k: float(v) for k, v in (_first_detail(g, "utility", "majority") or {}).items()}
+    majority_s = _first_detail(g, "map", "majority")
     out = [Block("h3", "Attacker and utility accuracy (fresh classifiers on releases; mean ± 95% CI over seeds)"),
            Block("p", "S accuracy: a classifier trained from scratch on releases of the training partition, "
                       "scored on releases of held-out data; MI bound: H(S) + mean log Q(S|Z) of that classifier "
@@ -314,18 +315,17 @@ def labelled_blocks(name: str, g: pd.DataFrame, ref: dict[str, Any]) -> list[Blo
            Block("table", table=pd.DataFrame(rows))]
     plt = _setup_plots()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.0))
+    util = f"acc {label}"
     for lr, h in f.groupby("learner", sort=True):
-        m = h.groupby("budget").agg(d=("distortion", "mean"), a=("S accuracy", "mean"),
-                                    u=(f"acc {label}", "mean") if f"acc {label}" in h else ("S accuracy", "size"))
-        m = m.sort_values("d")
-        axes[0].plot(m["d"], m["a"], "o-", label=lr)
-        if f"acc {label}" in h:
-            axes[1].plot(m["d"], m["u"], "o-", label=lr)
-    s_label = "S"
-    if not math.isnan(_majority_s(g)):
-        axes[0].axhline(_majority_s(g), color="grey", ls="--", lw=1, label="majority class")
+        m = h.groupby("budget")[[c for c in ("distortion", "S accuracy", util) if c in h]].mean()
+        m = m.sort_values("distortion")
+        axes[0].plot(m["distortion"], m["S accuracy"], "o-", label=lr)
+        if util in m:
+            axes[1].plot(m["distortion"], m[util], "o-", label=lr)
+    if majority_s is not None:
+        axes[0].axhline(float(majority_s), color="grey", ls="--", lw=1, label="majority class")
     axes[0].set_xlabel("distortion (held-out rows)")
-    axes[0].set_ylabel(f"attacker accuracy for {s_label}")
+    axes[0].set_ylabel("attacker accuracy for S")
     axes[1].set_xlabel("distortion (held-out rows)")
     axes[1].set_ylabel(f"utility accuracy ({label})")
     if label in majority:
@@ -344,28 +344,13 @@ def labelled_blocks(name: str, g: pd.DataFrame, ref: dict[str, Any]) -> list[Blo
     return out
 
 
-def _primary_label(g: pd.DataFrame) -> str:
+def _first_detail(g: pd.DataFrame, metric: str, key: str) -> Any:
+    """``detail[key]`` of the first evaluation of ``metric`` (ok rows of ``g``) that has it; None if none."""
     for _, r in g[g["status"] == "ok"].iterrows():
         for e in _evals(r):
-            if e.get("metric") == "utility":
-                return str((e.get("detail") or {}).get("label", ""))
-    return ""
-
-
-def _majority(g: pd.DataFrame) -> dict[str, float]:
-    for _, r in g[g["status"] == "ok"].iterrows():
-        for e in _evals(r):
-            if e.get("metric") == "utility":
-                return {k: float(v) for k, v in ((e.get("detail") or {}).get("majority") or {}).items()}
-    return {}
-
-
-def _majority_s(g: pd.DataFrame) -> float:
-    for _, r in g[g["status"] == "ok"].iterrows():
-        for e in _evals(r):
-            if e.get("metric") == "map" and "majority" in (e.get("detail") or {}):
-                return float(e["detail"]["majority"])
-    return float("nan")
+            if e.get("metric") == metric and key in (e.get("detail") or {}):
+                return e["detail"][key]
+    return None
 
 
 def preview_figure(g: pd.DataFrame) -> bytes | None:
@@ -609,6 +594,14 @@ def sample_complexity_blocks(name: str, g: pd.DataFrame) -> list[Block]:
 # --- attacker mismatch --------------------------------------------------------
 
 
+# sample evaluators that attack a release (lower bounds), beside the mismatch study's ``attacker-*``
+ATTACKERS = ("posthoc-attacker", "mixture-fresh-classifier", "fresh-classifier", "gaussian-approx", "ksg")
+
+
+def _attacker_columns(columns: Any) -> list[str]:
+    return sorted(c for c in columns if str(c).startswith("attacker-") or c in ATTACKERS)
+
+
 def _training_adversary(row: pd.Series, key: str) -> float:
     """The learner's own adversary's final estimate (``mi`` or ``accuracy``); the mean over users
     for a protocol that trains several filters; NaN when the learner has none."""
@@ -632,18 +625,15 @@ def mismatch_frame(g: pd.DataFrame) -> pd.DataFrame:
         for e in _evals(r):
             if e.get("metric") != metric or e.get("kind") == "exact":
                 continue
-            ev = str(e.get("evaluator"))
-            if ev.startswith("attacker-") or ev in ("posthoc-attacker", "mixture-fresh-classifier",
-                                                    "fresh-classifier", "gaussian-approx", "ksg"):
-                row[ev] = float(e["value"])
+            if _attacker_columns([str(e.get("evaluator"))]):
+                row[str(e["evaluator"])] = float(e["value"])
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def _independent(f: pd.DataFrame) -> pd.Series:
     """The best independent measurement per row: the exact value where known, else the largest attacker."""
-    cols = [c for c in f.columns if c.startswith("attacker-") or c in (
-        "posthoc-attacker", "mixture-fresh-classifier", "fresh-classifier", "gaussian-approx", "ksg")]
+    cols = _attacker_columns(f.columns)
     best = f[cols].max(axis=1) if cols else pd.Series(np.nan, index=f.index)
     return f["exact"].where(f["exact"].notna(), best)
 
@@ -652,8 +642,7 @@ def mismatch_blocks(name: str, g: pd.DataFrame) -> list[Block]:
     f = mismatch_frame(g)
     if f.empty:
         return []
-    att = sorted(c for c in f.columns if c.startswith("attacker-") or c in (
-        "posthoc-attacker", "mixture-fresh-classifier", "fresh-classifier", "gaussian-approx", "ksg"))
+    att = _attacker_columns(f.columns)
     f["independent"] = _independent(f)
     rows = []
     for (lr, sid, obs, metric), h in f.groupby(["learner", "scenario", "observation", "metric"], sort=True):

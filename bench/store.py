@@ -148,16 +148,11 @@ class ResultsDir:
         if marker.exists():
             return
         body = json.dumps({"format": FORMAT, "created_at": _now(), "host": socket.gethostname()})
-        fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", dir=self.path)
+        tmp = _fsynced_temp(self.path, body)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(body)
-                fh.flush()
-                os.fsync(fh.fileno())
-            try:
-                os.link(tmp, marker)
-            except FileExistsError:  # another run created it first
-                self._check_marker(marker)
+            os.link(tmp, marker)
+        except FileExistsError:  # another run created it first
+            self._check_marker(marker)
         finally:
             os.unlink(tmp)
 
@@ -265,6 +260,18 @@ def read_records(path: str | os.PathLike, all_attempts: bool = False):
     return out.sort_values(["started_at", "case_id"], kind="stable").reset_index(drop=True)
 
 
+def read_manifests(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The run manifests of a results directory (``runs/*.json``, see :meth:`ResultsDir.write_manifest`),
+    in file-name order (oldest first); unreadable ones are skipped."""
+    out = []
+    for f in sorted(Path(path, "runs").glob("*.json")):
+        try:
+            out.append(json.loads(f.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 def export_csv(path: str | os.PathLike, csv_path: str | os.PathLike) -> Path:
     """Write the results table of ``path`` to ``csv_path`` (atomically); returns the CSV path."""
     df = read_records(path)
@@ -315,13 +322,23 @@ def _conform(row: dict[str, Any]) -> dict[str, Any]:
     return {c: row.get(c) for c in COLUMN_NAMES}
 
 
-def _atomic_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", dir=path.parent)
+def _fsynced_temp(directory: Path, text: str) -> str:
+    """A complete temporary file holding ``text`` in ``directory``, flushed to disk; its path."""
+    fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    tmp = _fsynced_temp(path.parent, text)
+    try:
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
