@@ -564,13 +564,16 @@ def smoke_suite(suite: Suite) -> Suite:
 
     One case per (experiment, learner, scenario, observation, privacy, protocol): repetition 0,
     the first and last budget, at most ``SMOKE_N_TRAIN`` training and ``SMOKE_N_EVAL`` evaluation
-    samples, and the learner's tiny ``test_params`` over its suite hyper-parameters.  It runs
+    samples, and the learner's tiny ``test_params`` over its suite hyper-parameters (a case that
+    would coincide with another experiment's gets one more evaluation sample, so that every
+    experiment keeps its own stored rows, as in the full suite).  It runs
     every code path of the experiment (fit, evaluators, protocol, report) in seconds; its
     numbers mean nothing.
     """
     from privbench.learners import resolve_learner
 
     seen: set[tuple] = set()
+    keys: set[str] = set()
     cases = []
     for c in suite.cases:
         k = (c.experiment, c.learner, c.scenario, c.params_json, c.observation, c.privacy, c.protocol)
@@ -580,8 +583,12 @@ def smoke_suite(suite: Suite) -> Suite:
         tiny = dict(getattr(resolve_learner(c.learner), "test_params", None) or {})
         lp = {**c.learner_params, **tiny}
         budgets = (c.budgets[0], c.budgets[-1]) if len(c.budgets) > 1 else c.budgets
-        cases.append(replace(c, rep=0, n_train=min(c.n_train, SMOKE_N_TRAIN), n_eval=min(c.n_eval, SMOKE_N_EVAL),
-                             budgets=tuple(budgets), learner_params_json=json.dumps(lp, sort_keys=True)))
+        small = replace(c, rep=0, n_train=min(c.n_train, SMOKE_N_TRAIN), n_eval=min(c.n_eval, SMOKE_N_EVAL),
+                        budgets=tuple(budgets), learner_params_json=json.dumps(lp, sort_keys=True))
+        while small.key in keys:  # two experiments' cases shrunk to one: keep them distinct, as in the suite
+            small = replace(small, n_eval=small.n_eval + 1)
+        keys.add(small.key)
+        cases.append(small)
     return replace(suite, cases=cases, name=f"{suite.name}-smoke")
 
 

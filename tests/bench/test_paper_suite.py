@@ -73,6 +73,10 @@ def test_smoke_suite_is_one_small_case_per_experiment_and_learner(paper):
     assert all(c.rep == 0 and c.n_train <= 300 and len(c.budgets) <= 2 for c in smoke.cases)
     pairs = {(c.experiment, c.learner) for c in paper.cases}
     assert {(c.experiment, c.learner) for c in smoke.cases} == pairs
+    # distinct cases stay distinct (the runner claims, and the store keeps rows, by key and case id)
+    assert len({c.key for c in smoke.cases}) == len(smoke.cases)
+    ids = [i for c in smoke.cases for i in c.case_ids()]
+    assert len(set(ids)) == len(ids)
 
 
 @pytest.mark.slow
