@@ -149,6 +149,23 @@ class Mechanism(ABC):
         return f"{type(self).__name__}(budget={self.budget:g}, task={self.task.kind}/{self.task.observation})"
 
 
+
+class ConfigTensorsMechanism(Mechanism):
+    """A mechanism whose whole state is ``self.config`` (JSON-able) and ``self.tensors`` (name -> tensor).
+
+    Subclasses take ``(task, budget, config, tensors, info)``; saving and loading need nothing more.
+    """
+
+    config: dict[str, Any]
+    tensors: dict[str, Any]
+
+    def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return dict(self.config), dict(self.tensors)
+
+    @classmethod
+    def _from_state(cls, task, budget, info, config, tensors):  # type: ignore[override]
+        return cls(task, budget, config, tensors, info)
+
 def load_mechanism(path: str | os.PathLike) -> Mechanism:
     """Load a mechanism saved by :meth:`Mechanism.save`.
 

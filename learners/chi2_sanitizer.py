@@ -68,7 +68,7 @@ from privbench.datasets.errors import InputError
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
-from .base import Learner, Mechanism, check_choice, mechanism_type
+from .base import ConfigTensorsMechanism, Learner, Mechanism, check_choice, mechanism_type
 from .registry import register
 from .torch_utils import SweepMLP, check_loss, generator, init_module, rng_generator, seeds, to_tensor, torch_threads
 
@@ -223,7 +223,7 @@ def estimate_chi2(s: Any, z: Any, n_s: int | None = None, steps: int = 1500, hid
 
 
 @mechanism_type("noise-sanitizer")
-class NoiseSanitizer(Mechanism):
+class NoiseSanitizer(ConfigTensorsMechanism):
     """Z = U + a h(C, N) (then f_tau for ``utility="mlp"``); see the module docstring.
 
     ``config``: condition, noise_dim, activation, utility, utility_activation,
@@ -274,13 +274,6 @@ class NoiseSanitizer(Mechanism):
                 std = torch.as_tensor(cfg["u_std"], dtype=torch.float64)
                 y = y + std * mlp_forward(self.tensors, "f", (y - mean) / std, cfg["utility_activation"])
         return y.numpy().astype(np.float64)
-
-    def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        return dict(self.config), dict(self.tensors)
-
-    @classmethod
-    def _from_state(cls, task, budget, info, config, tensors):  # type: ignore[override]
-        return cls(task, budget, config, tensors, info)
 
 
 # --------------------------------------------------------------------------

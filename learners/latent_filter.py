@@ -61,7 +61,7 @@ from privbench.datasets.errors import InputError
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
-from .base import Learner, Mechanism, check_budgets, check_choice, mechanism_type
+from .base import ConfigTensorsMechanism, Learner, Mechanism, check_budgets, check_choice, mechanism_type
 from .chi2_sanitizer import label_features, mlp_forward
 from .registry import register
 from .torch_utils import (SweepMLP, check_loss, generator, init_module, resolve_device, rng_generator, seeds,
@@ -194,7 +194,7 @@ class Autoencoder:
 
 
 @mechanism_type("latent-filter")
-class LatentFilterMechanism(Mechanism):
+class LatentFilterMechanism(ConfigTensorsMechanism):
     """Encoder + linear latent filter + decoder (module docstring).
 
     ``config``: the autoencoder's config plus noise_dim, feature ("onehot", "raw", "none"),
@@ -237,13 +237,6 @@ class LatentFilterMechanism(Mechanism):
 
     def params(self) -> dict[str, Any]:
         return {"gamma": self.tensors["gamma"].tolist()}
-
-    def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        return dict(self.config), dict(self.tensors)
-
-    @classmethod
-    def _from_state(cls, task, budget, info, config, tensors):  # type: ignore[override]
-        return cls(task, budget, config, tensors, info)
 
 
 # --------------------------------------------------------------------------

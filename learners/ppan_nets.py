@@ -33,7 +33,7 @@ from torch import nn
 from privbench.datasets.errors import InputError
 from privbench.datasets.tasks import Task
 
-from .base import Mechanism, mechanism_type
+from .base import ConfigTensorsMechanism, mechanism_type
 from .torch_utils import SweepLinear, SweepMLP, rng_generator, to_tensor
 
 FAMILIES = ("linear", "gaussian", "seed", "gmm")
@@ -424,7 +424,7 @@ def noise_baseline_mi(s: np.ndarray, u: np.ndarray, distortion: float) -> float:
 
 
 @mechanism_type("ppan-net")
-class PPANNet(Mechanism):
+class PPANNet(ConfigTensorsMechanism):
     """A PPAN release network (one member) for gaussian or mixture tasks.
 
     Parameters
@@ -462,9 +462,5 @@ class PPANNet(Mechanism):
             z = self.module.sample(to_tensor(w, torch.device("cpu"))[None], gen)[0]
         return z.double().numpy()
 
-    def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:  # the tensors live in the module
         return dict(self.config), {k: v.detach().clone() for k, v in self.module.state_dict().items()}
-
-    @classmethod
-    def _from_state(cls, task, budget, info, config, tensors):  # type: ignore[override]
-        return cls(task, budget, config, tensors, info)
