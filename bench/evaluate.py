@@ -44,6 +44,7 @@ from scipy.special import digamma, ndtri
 from privbench.datasets.errors import InputError
 from privbench.datasets.scenarios import BinaryGMM, FiniteScenario, GaussianScenario
 from privbench.datasets.tasks import PRIVACIES, Task, task_for
+from privbench.datasets.vocabulary import LABELLED_PRIVACIES
 from privbench.learners.mechanisms import ConstantGaussian, LinearGaussian, MixtureShift
 from privbench.theory.gaussian import linear_gaussian_leakage
 from privbench.theory.measures import PRIVACY_MEASURES, scenario_channel_measures
@@ -206,7 +207,7 @@ def _labelled(mech: Any, sc: Any, observation: str | None, privacy: str, n_eval:
               evaluators: str | None) -> list[Evaluation]:
     """Scenarios with no known optimum (``privbench.datasets.labelled``): the fresh-classifier
     evaluators of :mod:`privbench.bench.evaluate_labelled` (map, mi, utility, distortion)."""
-    from privbench.datasets.labelled import LABELLED_PRIVACIES
+
 
     from .evaluate_labelled import evaluate_labelled
 

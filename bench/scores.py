@@ -21,9 +21,8 @@ import numpy as np
 from scipy import stats
 
 from privbench.datasets.errors import InputError
+from privbench.datasets.vocabulary import BOUND_KINDS, NO_BOUND
 
-BOUND_KINDS = ("exact", "family")
-NO_BOUND = "none"  # stored bound_kind of scenarios without a known optimum (score() is not called)
 REASON_EXACT = "evaluator or bug: below the exact optimum"
 REASON_FAMILY = "below the family bound (a learner outside the family may legitimately beat it)"
 N_SIGMA = 3.0

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from privbench.datasets.errors import InputError
+from privbench.datasets.vocabulary import STATUSES
 
 MARKER = "privbench-results.json"
 FORMAT = "privbench-results/1"
@@ -53,7 +54,6 @@ COLUMNS: list[tuple[str, str]] = [
     ("finished_at", _STR), ("case_key", _STR), ("run_id", _STR),
 ]
 COLUMN_NAMES = [c for c, _ in COLUMNS]
-STATUSES = ("ok", "failed", "timeout")
 ESSENTIAL = ("case_id", "status", "budget")  # columns every part must have
 
 

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from privbench.datasets.errors import InputError
+from privbench.datasets.vocabulary import EVALUATOR_SETS, PROTOCOLS
 
 SUITE_KEYS = {"name", "description", "reps", "n_train", "n_eval", "timeout", "learners", "experiments"}
 EXPERIMENT_KEYS = {"name", "scenario", "params", "observation", "privacy", "family", "objective", "budgets",
@@ -275,8 +276,6 @@ def default_n_train(sc: Any) -> int:
     return DEFAULT_N_TRAIN if max_n is None else min(DEFAULT_N_TRAIN, int(max_n))
 
 
-EVALUATOR_SETS = ("mismatch",)
-PROTOCOLS = ("two-user",)
 
 
 def _choice_or_none(name: str, value: Any, allowed: tuple[str, ...]) -> str | None:

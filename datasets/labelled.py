@@ -49,11 +49,11 @@ from .real import CIRCLE_DIGITS, LABELINGS, ImageData, load_images
 from .samples import Samples, check_observation
 from .scenarios import Param, Scenario, _fmt, _int
 from .tasks import Task
+from .vocabulary import LABELLED_PRIVACIES
 
 PARTS = ("train", "held-out")
 TEST_FRACTION = 0.2
 SPLIT_SEED = 0
-LABELLED_PRIVACIES = ("map", "mi")
 CORRELATIONS = {"independent": 0.25, "correlated": 0.4}
 IMAGE_LABELS = ("digit", "circle", "ge5", "parity")
 IMAGE_CLASSES = {"digit": 10, "circle": 2, "ge5": 2, "parity": 2}

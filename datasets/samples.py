@@ -12,7 +12,7 @@ import numpy as np
 
 from .errors import InputError
 
-OBSERVATIONS = ("useful", "full")
+from .vocabulary import OBSERVATIONS
 
 
 def check_observation(observation: str) -> str:

@@ -20,7 +20,8 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from .errors import InputError, check_finite, check_positive, check_probability
+from .errors import InputError
+from .validate import check_finite, check_positive, check_probability
 from .samples import Samples
 
 _REQUIRED = object()
@@ -100,6 +101,7 @@ class Scenario:
 
     name: ClassVar[str]
     kind: ClassVar[str]  # "finite", "gaussian" or "mixture"
+    has_optimum: ClassVar[bool] = True  # False: labelled data, no known model
     summary: ClassVar[str]
     PARAMS: ClassVar[tuple[Param, ...]]
 

@@ -31,9 +31,7 @@ import numpy as np
 from .errors import InputError
 from .samples import OBSERVATIONS, Samples
 
-TASK_KINDS = ("finite", "gaussian", "mixture", "image")
-PRIVACIES = ("mi", "map", "chi2")
-DISTORTIONS = ("hamming", "matrix", "mse", "xent")
+from .vocabulary import DISTORTIONS, PRIVACIES, TASK_KINDS
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from privbench.datasets.errors import InputError, check_finite
+from privbench.datasets.errors import InputError
+from privbench.datasets.validate import check_finite
 
-PRIVACY_METRICS = ("mi", "map", "chi2")
-UNITS = {"mi": "nats", "map": "probability", "chi2": "dimensionless"}
+from privbench.datasets.vocabulary import PRIVACIES as PRIVACY_METRICS
+from privbench.datasets.vocabulary import UNITS
 BoundKind = Literal["exact", "family"]
 
 

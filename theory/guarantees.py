@@ -34,7 +34,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import rel_entr
 
-from privbench.datasets.errors import InputError, check_probability
+from privbench.datasets.errors import InputError
+from privbench.datasets.validate import check_probability
 
 from .measures import chi2_information as _chi2_information
 from .measures import mutual_information

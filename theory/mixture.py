@@ -45,11 +45,11 @@ import numpy as np
 from scipy.special import ndtr
 
 from privbench.datasets.errors import InputError
+from privbench.datasets.vocabulary import MIXTURE_FAMILIES as FAMILIES
 from privbench.datasets.scenarios import BinaryGMM
 
 from .base import Optimum, check_budget, check_budgets
 
-FAMILIES = ("additive", "shift", "shift-noise", "general")
 
 ArrayLike = Any
 
