@@ -100,11 +100,11 @@ def make_baselines(df: pd.DataFrame, suite: str, command: str = "") -> dict[str,
 
 
 def write_baselines(data: dict[str, Any], path: str | os.PathLike) -> Path:
-    from .report import _atomic_write
+    from .store import atomic_write_text
 
     path = Path(path)
     try:
-        _atomic_write(path, json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n")
+        atomic_write_text(path, json.dumps(data, indent=1, sort_keys=False, allow_nan=False) + "\n")
     except OSError as exc:
         raise InputError(f"cannot write baselines {str(path)!r} ({exc.strerror or exc})") from None
     return path

@@ -70,14 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _cmd_optimum(args: argparse.Namespace) -> int:
     from privbench.datasets.scenarios import make_scenario
-    from privbench.theory.optimum import _resolve, optimum, units
+    from privbench.theory import optimum, resolve, units
 
     params = dict(args.param)
     if len(params) != len(args.param):
         dup = [n for n, _ in args.param if sum(1 for m, _ in args.param if m == n) > 1][0]
         raise InputError(f"--param {dup} is given more than once")
     scenario = make_scenario(args.scenario, params)
-    privacy, observation, family = _resolve(scenario, args.privacy, args.observation, args.family)
+    privacy, observation, family = resolve(scenario, args.privacy, args.observation, args.family)
     results = [(b, optimum(scenario, b, privacy, observation, family)) for b in args.budget]
     rows: list[dict[str, Any]] = []
     for budget, opt in results:

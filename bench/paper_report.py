@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .report import _atomic_write, _md_table, _t95, tradeoff_figures
+from .report import _md_table, _t95, tradeoff_figures
+from .store import atomic_write_text
 
 
 @dataclass
@@ -764,7 +765,7 @@ def render_markdown(blocks: list[Block], path: Path, title: str, intro: str) -> 
             name = _slug(b.text)
             (fig_dir / name).write_bytes(b.png)
             parts.append(f"![{name}](figures/{name})\n")
-    _atomic_write(path, "\n".join(parts))
+    atomic_write_text(path, "\n".join(parts))
     return path
 
 
@@ -796,7 +797,7 @@ def render_html(blocks: list[Block], path: Path, title: str, intro: str) -> Path
         elif b.kind == "fig":
             body.append(f'<img alt="{html.escape(b.text)}" '
                         f'src="data:image/png;base64,{base64.b64encode(b.png).decode()}">')
-    _atomic_write(path, f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+    atomic_write_text(path, f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
                         f"<style>{style}</style></head><body>{''.join(body)}</body></html>")
     return path
 

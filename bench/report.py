@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from privbench.datasets.errors import InputError
+from .store import atomic_write_text
 
 GROUP = ["scenario", "scenario_id", "observation", "privacy", "family"]
 POINT = GROUP + ["learner", "budget", "n_train"]
@@ -233,7 +234,7 @@ def write_markdown(df: pd.DataFrame, path: str | Path, title: str = "privbench r
         (fig_dir / name).write_bytes(png)
         parts.append(f"![{name}]({fig_dir.name}/{name})\n")
     parts += ["## Flags\n", _md_table(flags_table(df)), "## Timings\n", _md_table(timing_table(df))]
-    _atomic_write(path, "\n".join(parts))
+    atomic_write_text(path, "\n".join(parts))
     return path
 
 
@@ -255,17 +256,9 @@ def write_html(df: pd.DataFrame, path: str | Path, title: str = "privbench repor
             + (f"<h2>Learned points without a known optimum</h2>{tbl(free)}" if not free.empty else "")
             + f"<h2>Tradeoff plots</h2>{figs or '<p><i>no successful cases</i></p>'}"
             f"<h2>Flags</h2>{tbl(flags_table(df))}<h2>Timings</h2>{tbl(timing_table(df))}")
-    _atomic_write(path, f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+    atomic_write_text(path, f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
                         f"<style>{style}</style></head><body>{body}</body></html>")
     return path
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (the store's temp-file-and-rename), creating its folder."""
-    from .store import _atomic_text
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_text(path, text)
 
 
 # --------------------------------------------------------------------------

@@ -212,7 +212,7 @@ class ResultsDir:
 
     def write_manifest(self, run_id: str, info: dict[str, Any]) -> None:
         """Write (or update) this run's manifest ``runs/<run_id>.json`` atomically."""
-        _atomic_text(self.path / "runs" / f"{run_id}.json", json.dumps(info, indent=1, default=str))
+        atomic_write_text(self.path / "runs" / f"{run_id}.json", json.dumps(info, indent=1, default=str))
 
     def clean_stale_temporaries(self) -> int:
         """Remove ``.tmp-<pid>-*`` files left by dead processes of this host; returns the count."""
@@ -278,7 +278,7 @@ def export_csv(path: str | os.PathLike, csv_path: str | os.PathLike) -> Path:
     out = Path(csv_path)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_text(out, df.to_csv(index=False))
+        atomic_write_text(out, df.to_csv(index=False))
     except OSError as exc:
         raise InputError(f"cannot write CSV file {str(out)!r} ({exc.strerror or exc})") from None
     return out
@@ -336,7 +336,10 @@ def _fsynced_temp(directory: Path, text: str) -> str:
     return tmp
 
 
-def _atomic_text(path: Path, text: str) -> None:
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (fsynced temporary file, then rename), creating its folder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _fsynced_temp(path.parent, text)
     try:
         os.replace(tmp, path)

@@ -265,9 +265,9 @@ def resolve_case(sc: Any, privacy: str | None, observation: str | None,
     has no known optimum (labelled scenarios: privacy map | mi, observation useful | full)."""
     if not getattr(sc, "has_optimum", True):
         return sc.resolve(privacy, observation, family)
-    from privbench.theory.optimum import _resolve
+    from privbench.theory import resolve
 
-    return _resolve(sc, privacy, observation, family)
+    return resolve(sc, privacy, observation, family)
 
 
 def default_n_train(sc: Any) -> int:

@@ -13,10 +13,10 @@ from .measures import (
     release_joint,
     scenario_channel_measures,
 )
-from .optimum import curve, default_privacy, optimum, supported
+from .optimum import curve, default_privacy, optimum, resolve, supported, units
 
 __all__ = [
     "PRIVACY_METRICS", "UNITS", "Optimum", "channel_measures", "chi2_information",
     "map_accuracy", "mutual_information", "release_joint", "scenario_channel_measures",
-    "curve", "default_privacy", "optimum", "supported",
+    "curve", "default_privacy", "optimum", "resolve", "supported", "units",
 ]

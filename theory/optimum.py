@@ -66,7 +66,7 @@ def supported(scenario: Scenario) -> list[tuple[str, str | None]]:
     return []  # pragma: no cover
 
 
-def _resolve(
+def resolve(
     scenario: Scenario, privacy: str | None, observation: str | None, family: str | None
 ) -> tuple[str, str | None, str | None]:
     if not isinstance(scenario, Scenario):
@@ -130,7 +130,7 @@ def optimum(
     family : str, optional
         ``binary-gmm`` only: ``additive``, ``shift``, ``shift-noise``, ``general``.
     """
-    privacy, observation, family = _resolve(scenario, privacy, observation, family)
+    privacy, observation, family = resolve(scenario, privacy, observation, family)
     budget = check_budget(budget)
     if isinstance(scenario, FiniteScenario):
         return _finite_optimum(scenario, budget, privacy, observation)  # type: ignore[arg-type]
@@ -151,7 +151,7 @@ def curve(
     family: str | None = None,
 ) -> np.ndarray:
     """Optimal leakage at each budget, shape (k,). Vectorised for closed forms."""
-    privacy, observation, family = _resolve(scenario, privacy, observation, family)
+    privacy, observation, family = resolve(scenario, privacy, observation, family)
     b = check_budgets(budgets)
     if isinstance(scenario, FiniteScenario):
         closed = _finite_closed_form(scenario, b, privacy, observation)  # type: ignore[arg-type]

@@ -71,11 +71,11 @@ def assert_near_optimal(learner: Any, scenario: Any, budgets: Sequence[float], t
     from privbench.bench.suites import make_case
     from privbench.datasets.tasks import task_for
     from privbench.learners import Learner
-    from privbench.theory.optimum import _resolve
+    from privbench.theory import resolve
 
     if not isinstance(learner, Learner):
         raise TypeError(f"learner must be a privbench Learner instance, got {type(learner).__name__}")
-    privacy, observation, family = _resolve(scenario, privacy, observation, family)
+    privacy, observation, family = resolve(scenario, privacy, observation, family)
     task = task_for(scenario, observation, privacy)
     rng = np.random.default_rng(seed)
     samples = scenario.sample(n_train, rng)
