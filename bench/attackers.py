@@ -161,7 +161,7 @@ def mismatch_evaluations(z: Any, s: Any, discrete: bool, log_p_s: Any, h_s: floa
         out += _evaluations("mlp", res, discrete, h_s)
     from threadpoolctl import threadpool_limits
 
-    from privbench.learners.torch_utils import torch_threads
+    from privbench.learners.nn import torch_threads
 
     with threadpool_limits(1), torch_threads(1):
         for fam in families:
@@ -268,7 +268,7 @@ def _mlp_wide(z_tr: np.ndarray, s_tr: np.ndarray, z_te: np.ndarray, s_te: np.nda
     import torch
     from torch import nn
 
-    from privbench.learners.torch_utils import generator, init_module
+    from privbench.learners.nn import generator, init_module
 
     hp = MLP_WIDE
     x_tr, x_te = _standardise(z_tr, z_te)

@@ -58,7 +58,7 @@ def _init_worker(parent: int, threads: int | None) -> None:
     import privbench.theory.optimum  # noqa: F401
     from privbench.learners import available
 
-    from . import evaluate, scores  # noqa: F401
+    from . import evaluators, scores  # noqa: F401
 
     available()
     provenance()

@@ -93,7 +93,7 @@ def make_baselines(df: pd.DataFrame, suite: str, command: str = "") -> dict[str,
         e["by_learner"][learner] = cand
         if "gap" not in e or cand["gap"] < e["gap"]:
             e.update(cand, learner=learner)
-    from privbench.bench.runner import provenance
+    from privbench.bench.run import provenance
 
     return {"format": BASELINE_FORMAT, "suite": suite, "command": command, "provenance": provenance(),
             "entries": dict(sorted(entries.items()))}

@@ -225,7 +225,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import os
     import shlex
 
-    from privbench.bench.runner import run_cases
+    from privbench.bench.run import run_cases
     from privbench.bench.store import export_csv
     from privbench.bench.suites import (DEFAULT_N_EVAL, adhoc_suite, load_suite, select_experiments,
                                         smoke_suite)

@@ -48,7 +48,7 @@ def add_commands(sub: Any, param_type: Any) -> None:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from privbench.bench.report import gap_table, write_html, write_markdown
+    from privbench.bench.reports import gap_table, write_html, write_markdown
     from privbench.bench.store import read_records
 
     df = read_records(args.dir)
@@ -59,11 +59,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
     md = args.markdown or (None if args.html else os.path.join(args.dir, "report.md"))
     table = gap_table(df)
     if table.empty:
-        from privbench.bench.report import no_optimum_table
+        from privbench.bench.reports import no_optimum_table
 
         table = no_optimum_table(df)  # scenarios with no known optimum: their learned points
     print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}") if not table.empty else "no successful cases")
-    from privbench.bench.paper_report import suite_metadata, write_paper_report
+    from privbench.bench.reports import suite_metadata, write_paper_report
     from privbench.bench.store import read_manifests
 
     _, meta, order = suite_metadata(df)
@@ -86,7 +86,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from privbench.bench.report import compare
+    from privbench.bench.reports import compare
     from privbench.bench.store import read_records
 
     a, b = read_records(args.dir_a), read_records(args.dir_b)
@@ -110,7 +110,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _cmd_check(args: argparse.Namespace) -> int:
     from privbench.bench.check import (check_against, default_baseline_file, make_baselines, read_baselines,
                                        write_baselines)
-    from privbench.bench.runner import run_cases
+    from privbench.bench.run import run_cases
     from privbench.bench.store import read_records
     from privbench.bench.suites import load_suite
 

@@ -580,7 +580,7 @@ def _attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: np.ndarr
     import torch
     from torch import nn
 
-    from privbench.learners.torch_utils import generator, init_module, torch_threads
+    from privbench.learners.nn import generator, init_module, torch_threads
 
     n = len(z)
     n_tr = n // 2

@@ -87,7 +87,7 @@ class FreshClassifier:
         import torch
         from torch import nn
 
-        from privbench.learners.torch_utils import generator, init_module, torch_threads
+        from privbench.learners.nn import generator, init_module, torch_threads
 
         cfg = self.config
         x = np.asarray(x, dtype=float).reshape(len(x), -1)
@@ -142,7 +142,7 @@ class FreshClassifier:
         """log Q(label | x) per head, each of shape (n, n_classes)."""
         import torch
 
-        from privbench.learners.torch_utils import torch_threads
+        from privbench.learners.nn import torch_threads
 
         with torch_threads(1), torch.no_grad():
             h = self.net_["trunk"](torch.as_tensor(self._features(x), dtype=torch.float32))

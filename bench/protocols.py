@@ -56,8 +56,8 @@ import numpy as np
 
 from privbench.datasets.errors import InputError
 
-from .evaluate import Evaluation
-from .evaluate_labelled import CLASSIFIER, row_distortion
+from .evaluators import Evaluation
+from .evaluators import CLASSIFIER, row_distortion
 from .runner import _base_row, _error, _json_default, failure_rows, headline_fields, no_bound_fields, now
 
 PROTOCOL_NAMES = ("two-user",)
@@ -97,7 +97,6 @@ def run_protocol(case: Any, device: str = "auto") -> list[dict[str, Any]]:
 def check_two_user(case: Any) -> None:
     """Raise InputError unless ``case`` fits the ``two-user`` protocol (see the module docstring)."""
     from privbench.learners import resolve_learner
-    from privbench.learners.latent_filter import LatentFilter
 
     if case.scenario not in TWO_USER_SETS:
         raise InputError(f"two-user: scenario={case.scenario!r} is not supported "
@@ -106,7 +105,7 @@ def check_two_user(case: Any) -> None:
     if labeling != TWO_USER_LABELING:
         raise InputError(f"two-user: labeling={labeling!r} is not supported (allowed: {TWO_USER_LABELING})")
     cls = resolve_learner(case.learner)
-    if not (isinstance(cls, type) and issubclass(cls, LatentFilter)):
+    if "two-user" not in getattr(cls, "protocols", ()):
         raise InputError(f"two-user: learner={case.learner!r} is not supported (allowed: latent-filter)")
     if case.privacy != "map":
         raise InputError(f"two-user: privacy={case.privacy!r} is not supported (allowed: map, the private-label "
@@ -120,7 +119,7 @@ def _two_user(case: Any, device: str, started: str, t0: float) -> list[dict[str,
     from privbench.datasets.samples import Samples
     from privbench.datasets.scenarios import make_scenario
     from privbench.learners import make_learner
-    from privbench.learners.torch_utils import resolve_device, seeds
+    from privbench.learners.nn import resolve_device, seeds
 
     dev = str(device)
     try:
@@ -198,7 +197,7 @@ def _user_accuracies(x_train: np.ndarray, ge5_train: np.ndarray, par_train: np.n
 
 
 def seeds(seed: int, n: int) -> list[int]:
-    from privbench.learners.torch_utils import seeds as _seeds
+    from privbench.learners.nn import seeds as _seeds
 
     return _seeds(seed, n)
 
@@ -271,7 +270,7 @@ def train_classifier(x: np.ndarray, y: np.ndarray, n_classes: int, seed: int) ->
     callable
         ``predict(x) -> ndarray of shape (m,)``, the arg-max labels.
     """
-    from .evaluate_labelled import FreshClassifier
+    from .evaluators import FreshClassifier
 
     x = np.asarray(x, dtype=float).reshape(len(x), -1)
     y = np.asarray(y, dtype=np.int64)

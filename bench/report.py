@@ -85,7 +85,7 @@ def gap_table(df: pd.DataFrame) -> pd.DataFrame:
 def no_optimum_table(df: pd.DataFrame) -> pd.DataFrame:
     """Learned points of scenarios with no known optimum: mean leakage, distortion and the
     held-out accuracy of every utility label (``utility X`` columns) per learner and budget."""
-    from .evaluate_labelled import utility_accuracies
+    from .evaluators import utility_accuracies
 
     ok = df[(df["status"] == "ok") & (df["bound_kind"].astype(str) == "none")].copy()
     if ok.empty:

@@ -115,9 +115,9 @@ def execute_case(case: Case, device: str = "auto") -> list[dict[str, Any]]:
     from privbench.datasets.scenarios import make_scenario
     from privbench.datasets.tasks import task_for
     from privbench.learners import make_learner
-    from privbench.learners.torch_utils import resolve_device
+    from privbench.learners.nn import resolve_device
 
-    from .evaluate import evaluate, headline
+    from .evaluators import evaluate, headline
     from .scores import score
 
     if case.protocol is not None:
@@ -144,7 +144,7 @@ def execute_case(case: Case, device: str = "auto") -> list[dict[str, Any]]:
         t2 = time.perf_counter()
         row = {**_base_row(case, budget), "started_at": started, "device": dev, "train_time_s": train / n}
         try:
-            row.update(_score_budget(case, sc, mech, budget, evaluate, headline, score))
+            row.update(score_budget(case, sc, mech, budget, evaluate, headline, score))
         except Exception as exc:  # noqa: BLE001
             row.update(status="failed", error="evaluate: " + _error(exc))
         row.update(finished_at=now(), wall_time_s=shared + time.perf_counter() - t2)
@@ -152,7 +152,7 @@ def execute_case(case: Case, device: str = "auto") -> list[dict[str, Any]]:
     return rows
 
 
-def _score_budget(case: Case, sc: Any, mech: Any, budget: float, evaluate: Callable, headline: Callable,
+def score_budget(case: Case, sc: Any, mech: Any, budget: float, evaluate: Callable, headline: Callable,
                   score: Callable) -> dict[str, Any]:
     from privbench.theory.optimum import curve, optimum
 
@@ -181,7 +181,7 @@ def _score_budget(case: Case, sc: Any, mech: Any, budget: float, evaluate: Calla
 def headline_fields(evals: list[Any], privacy: str) -> dict[str, Any]:
     """Store fields of a list of evaluations: the JSON of all, the headline leakage (of ``privacy``)
     and distortion with their evaluators; ``status="failed"`` with the error where one is NaN."""
-    from .evaluate import headline
+    from .evaluators import headline
 
     out: dict[str, Any] = {"evaluations": json.dumps([e.__dict__ for e in evals], default=_json_default)}
     leak, dist = headline(evals, privacy), headline(evals, "distortion")
@@ -337,7 +337,7 @@ def run_cases(cases: Iterable[Case], out: str | os.PathLike, *, suite: str = "ad
     if timeout is not None and not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
         raise InputError(f"timeout={timeout!r} must be a positive number of seconds")
     if backend == "local":
-        from privbench.learners.torch_utils import resolve_device
+        from privbench.learners.nn import resolve_device
 
         resolve_device(device)
     store = ResultsDir(out)

@@ -213,6 +213,8 @@ class Learner(ABC):
     observations: ClassVar[tuple[str, ...]] = ("useful", "full")
     privacies: ClassVar[tuple[str, ...]] = ("mi", "map", "chi2")
     test_params: ClassVar[dict[str, Any]] = {}
+    #: Non-standard bench protocols (privbench.datasets.vocabulary.PROTOCOLS) this learner supports.
+    protocols: ClassVar[tuple[str, ...]] = ()
 
     def get_params(self) -> dict[str, Any]:
         """The constructor's keyword arguments as stored (scikit-learn's get_params)."""

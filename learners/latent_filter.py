@@ -272,6 +272,7 @@ class LatentFilter(Learner):
     summary = ("Chen-Navidi-Rajagopal generative filter: VAE + linear latent filter z + Gamma[w; onehot S] "
                "vs a log-loss adversary; budget = latent KL/chi2 divergence b, NOT a distortion budget")
     serves = ("image", "mixture", "gaussian")
+    protocols = ("two-user",)
     observations = ("useful", "full")
     privacies = ("mi", "map")
     test_params = {"latent_dim": 2, "hidden": 8, "vae_steps": 15, "filter_steps": 15, "batch_size": 32}

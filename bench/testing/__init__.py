@@ -65,8 +65,8 @@ def assert_near_optimal(learner: Any, scenario: Any, budgets: Sequence[float], t
     """
     import numpy as np
 
-    from privbench.bench.evaluate import evaluate, headline
-    from privbench.bench.runner import _score_budget
+    from privbench.bench.evaluators import evaluate, headline
+    from privbench.bench.run import score_budget
     from privbench.bench.scores import score
     from privbench.bench.suites import make_case
     from privbench.datasets.tasks import task_for
@@ -85,7 +85,7 @@ def assert_near_optimal(learner: Any, scenario: Any, budgets: Sequence[float], t
     case = type(case)(**{**case.__dict__, "learner": type(learner).__name__})
     report, problems = NearOptimalReport(), []
     for budget, mech in zip(case.budgets, mechs):
-        row = _score_budget(case, scenario, mech, budget, evaluate, headline, score)
+        row = score_budget(case, scenario, mech, budget, evaluate, headline, score)
         row["budget"] = budget
         report.append(row)
         if row.get("status") != "ok":
