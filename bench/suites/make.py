@@ -1,0 +1,103 @@
+"""Building one validated :class:`~privbench.bench.suites.case.Case`: scenario, task, learner, budgets."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+from privbench.bench.suites.case import DEFAULT_N_EVAL, DEFAULT_N_TRAIN, Case, normalize_value
+from privbench.datasets.errors import InputError
+from privbench.datasets.validate import check_budgets, check_choice, check_int
+from privbench.datasets.vocabulary import EVALUATOR_SETS, PROTOCOLS
+
+
+def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any] | None,
+              observation: str | None, privacy: str | None, family: str | None, learner: str,
+              learner_params: dict[str, Any] | None, budgets: Iterable[float], rep: int = 0,
+              n_train: int | None = DEFAULT_N_TRAIN, n_eval: int = DEFAULT_N_EVAL, objective: str | None = None,
+              evaluators: str | None = None, protocol: str | None = None) -> Case:
+    """Validate and canonicalise one case (scenario, optimum and learner must exist).
+
+    ``objective`` (the metric the learner trains for) defaults to ``privacy`` when
+    the learner serves it, else to the learner's first privacy metric.
+
+    Raises
+    ------
+    InputError
+        Unknown scenario, parameter, learner or hyper-parameter; a (privacy,
+        observation) pair without a known optimum; a learner that does not
+        serve the task; a bad budget or sample size.
+    """
+    from privbench.datasets.scenarios import make_scenario
+    from privbench.datasets.tasks import task_for
+    from privbench.learners import make_learner
+
+    sc = make_scenario(scenario, params or {})
+    privacy, observation, family = resolve_case(sc, privacy, observation, family)
+    lp = normalize_value(dict(learner_params or {}))
+    inst = make_learner(learner, **lp)
+    task = task_for(sc, observation, privacy)
+    objective = training_objective(inst, task, objective)
+    if objective is None:
+        raise InputError(
+            f"learner {learner!r} does not serve {sc.name} (task {task.kind}, observation "
+            f"{task.observation}, privacy {privacy}); it serves kinds {', '.join(inst.serves)}, "
+            f"observations {', '.join(inst.observations)}, privacy {', '.join(inst.privacies)}")
+    b = tuple(float(x) for x in check_budgets(list(budgets)))
+    if len(set(b)) != len(b):
+        raise InputError(f"budgets {list(b)} repeat a value")
+    n_train = check_int("n_train", default_n_train(sc) if n_train is None else n_train, 2)
+    n_eval = check_int("n_eval", n_eval, 2)
+    rep = check_int("rep", rep, 0)
+    max_n = getattr(sc, "max_n", None)
+    if max_n is not None and n_train > max_n:
+        raise InputError(f"n_train={n_train} exceeds the training partition of {sc.name} (maximum {max_n})")
+    return Case(suite=suite, experiment=experiment, scenario=sc.name,
+                params_json=json.dumps(sc.params(), sort_keys=True), observation=observation,
+                privacy=privacy, family=family, learner=learner,
+                learner_params_json=json.dumps(lp, sort_keys=True), budgets=b, rep=rep,
+                n_train=n_train, n_eval=n_eval, objective=None if objective == privacy else objective,
+                evaluators=choice_or_none("evaluators", evaluators, EVALUATOR_SETS),
+                protocol=choice_or_none("protocol", protocol, PROTOCOLS))
+
+
+def resolve_case(sc: Any, privacy: str | None, observation: str | None,
+                 family: str | None) -> tuple[str, str | None, str | None]:
+    """(privacy, observation, family) of a case.
+
+    Theory's checks, or the scenario's own where it has no known optimum
+    (labelled scenarios: privacy map | mi, observation useful | full).
+    """
+    if not sc.has_optimum:
+        return sc.resolve(privacy, observation, family)
+    from privbench.theory import resolve
+
+    return resolve(sc, privacy, observation, family)
+
+
+def default_n_train(sc: Any) -> int:
+    """Training samples when none are given: DEFAULT_N_TRAIN, capped by a finite training partition."""
+    max_n = getattr(sc, "max_n", None)
+    return DEFAULT_N_TRAIN if max_n is None else min(DEFAULT_N_TRAIN, int(max_n))
+
+
+def choice_or_none(name: str, value: Any, allowed: tuple[str, ...]) -> str | None:
+    """None for None, else ``value`` as str if it is one of ``allowed`` (InputError otherwise)."""
+    if value is None:
+        return None
+    return str(check_choice(name, value, allowed))
+
+
+def training_objective(learner: Any, task: Any, objective: str | None = None) -> str | None:
+    """The privacy metric ``learner`` trains for on ``task``; None when it cannot serve the task.
+
+    ``objective`` given: it, if the learner serves it.  Otherwise ``task.privacy``
+    if served, else the learner's first (native) privacy metric.
+    """
+    if task.kind not in learner.serves or task.observation not in learner.observations:
+        return None
+    if objective is not None:
+        return objective if objective in learner.privacies else None
+    if task.privacy in learner.privacies:
+        return task.privacy
+    return learner.privacies[0] if learner.privacies else None
