@@ -1,0 +1,81 @@
+"""``privbench check``: regression-test a learner against stored baselines, or write them."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from privbench.bench.cli.common import EXIT_CHECK_FAILED, command_line, param
+from privbench.datasets.errors import InputError
+
+
+def add_check(sub: Any) -> None:
+    """Add the ``check`` command to the sub-parsers ``sub``."""
+    chk = sub.add_parser("check", help="regression-test a learner against stored baselines (exit 1 on regression)",
+                         description="Run a suite with LEARNER in place of the suite's learners (every experiment "
+                                     "it serves) and compare each point's mean gap with results/baselines/"
+                                     "SUITE.json. Exit 0: all within tolerance; 1: a regression (listed); 2: bad input.")
+    chk.add_argument("--learner", metavar="NAME|module:Class", help="learner to check (registered or module:Class)")
+    chk.add_argument("--learner-param", type=param, action="append", default=[], metavar="NAME=VALUE")
+    chk.add_argument("--suite", default="regression", help="suite to run (default: regression)")
+    chk.add_argument("--baselines", metavar="FILE", help="baseline file (default: results/baselines/SUITE.json)")
+    chk.add_argument("--out", metavar="DIR", help="keep the run's results here (default: a temporary directory)")
+    chk.add_argument("--resume", action="store_true", help="continue a run in --out")
+    chk.add_argument("--jobs", type=int, default=None, metavar="N")
+    chk.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    chk.add_argument("--write-baselines", action="store_true",
+                     help="instead of checking: run the suite's own learners and write the baseline file")
+    chk.set_defaults(func=cmd_check)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Run the suite; write baselines, or compare with them (exit 1 on a regression)."""
+    from privbench.bench.check import (check_against, default_baseline_file, make_baselines, read_baselines,
+                                       write_baselines)
+    from privbench.bench.run import run_cases
+    from privbench.bench.store import read_records
+
+    command = command_line(sys.argv)
+    suite = checked_suite(args)
+    baseline_file = Path(args.baselines) if args.baselines else default_baseline_file(suite.name)
+    baselines = None if args.write_baselines else read_baselines(baseline_file)
+    with tempfile.TemporaryDirectory(prefix="privbench-check-") as tmp:
+        out = args.out or os.path.join(tmp, "run")
+        summary = run_cases(suite.cases, out, suite=suite.name, jobs=args.jobs, device=args.device,
+                            timeout=suite.timeout, resume=args.resume, command=command)
+        print(summary.line())
+        df = read_records(out)
+    if args.write_baselines:
+        path = write_baselines(make_baselines(df, suite.name, command), baseline_file)
+        print(f"wrote {path}")
+        return 0
+    failures, notes, checked = check_against(df, baselines)  # type: ignore[arg-type]
+    for line in notes:
+        print(f"note: {line}")
+    for line in failures:
+        print(f"REGRESSION: {line}")
+    print(f"{checked} points checked against {baseline_file}: {len(failures)} regression(s)")
+    return EXIT_CHECK_FAILED if failures else 0
+
+
+def checked_suite(args: argparse.Namespace) -> Any:
+    """The suite with its own learners (``--write-baselines``) or with ``--learner`` in their place."""
+    from privbench.bench.suites import load_suite
+
+    if args.write_baselines:
+        if args.learner:
+            raise InputError("--write-baselines uses the suite's own learners; drop --learner")
+        suite = load_suite(args.suite)
+    else:
+        if not args.learner:
+            raise InputError("privbench check needs --learner NAME or module:Class (or --write-baselines)")
+        if ":" in args.learner and os.getcwd() not in sys.path:
+            sys.path.append(os.getcwd())
+        suite = load_suite(args.suite, learners={args.learner: dict(args.learner_param)})
+    if not suite.cases:
+        raise InputError(f"learner {args.learner!r} serves no experiment of suite {args.suite!r}")
+    return suite

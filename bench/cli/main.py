@@ -1,0 +1,47 @@
+"""The ``privbench`` parser and :func:`main`, the console script's entry point."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from privbench.bench.cli.check import add_check
+from privbench.bench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, OneLineParser
+from privbench.bench.cli.optimum import add_list, add_optimum
+from privbench.bench.cli.report import add_compare, add_report
+from privbench.bench.cli.run import add_run
+from privbench.datasets.errors import InputError
+
+DESCRIPTION = "The ``privbench`` command line."
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``privbench`` parser with its commands: optimum, list, run, report, compare, check."""
+    parser = OneLineParser(prog="privbench", description=DESCRIPTION)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    sub.required = True
+    add_optimum(sub)
+    add_list(sub)
+    add_run(sub)
+    add_report(sub)
+    add_compare(sub)
+    add_check(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (also used by the console script).
+
+    Bad input prints one line on stderr and returns 2 (:data:`EXIT_BAD_INPUT`), never a traceback.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except InputError as exc:
+        sys.stderr.write(f"privbench: error: {exc}\n")
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        sys.stderr.write("privbench: interrupted\n")
+        return EXIT_INTERRUPTED

@@ -1,0 +1,108 @@
+"""``privbench report`` (tables and report files of a results directory) and ``privbench compare``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from privbench.bench.cli.common import command_line
+from privbench.datasets.errors import InputError
+
+
+def add_report(sub: Any) -> None:
+    """Add the ``report`` command to the sub-parsers ``sub``."""
+    rep = sub.add_parser("report", help="tradeoff plots, gap tables, flags and timings of a results directory")
+    rep.add_argument("dir", metavar="DIR", help="results directory written by 'privbench run'")
+    rep.add_argument("--html", metavar="FILE", help="write a self-contained HTML report (default DIR/report.html)")
+    rep.add_argument("--markdown", metavar="FILE", help="write a Markdown report with PNG figures beside it "
+                                                        "(default DIR/report.md)")
+    rep.add_argument("--title", default=None, help="report title")
+    rep.set_defaults(func=cmd_report)
+
+
+def add_compare(sub: Any) -> None:
+    """Add the ``compare`` command to the sub-parsers ``sub``."""
+    cmp_ = sub.add_parser("compare", help="per case, which of two results directories is better, beyond noise?")
+    cmp_.add_argument("dir_a", metavar="DIR_A")
+    cmp_.add_argument("dir_b", metavar="DIR_B")
+    cmp_.add_argument("--csv", metavar="FILE", help="also write the comparison table as CSV")
+    cmp_.set_defaults(func=cmd_compare)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Print the gap table of ``DIR`` and write its HTML and/or Markdown report.
+
+    A suite with ``paper:`` blocks (the paper suite) gets the paper report: the
+    learned points beside the papers' own claims.
+    """
+    from privbench.bench.reports import gap_table, no_optimum_table, suite_metadata
+    from privbench.bench.store import read_records
+
+    df = read_records(args.dir)
+    if df.empty:
+        raise InputError(f"results directory {args.dir!r} holds no records yet")
+    html = args.html or (None if args.markdown else os.path.join(args.dir, "report.html"))
+    md = args.markdown or (None if args.html else os.path.join(args.dir, "report.md"))
+    table = gap_table(df)
+    if table.empty:
+        table = no_optimum_table(df)  # scenarios with no known optimum: their learned points
+    print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}") if not table.empty else "no successful cases")
+    _, meta, order = suite_metadata(df)
+    if meta:
+        write_paper(args, df, meta, order, md, html)
+    else:
+        write_plain(df, md, html, args.title or f"privbench report: {Path(args.dir).name}")
+    return 0
+
+
+def write_paper(args: argparse.Namespace, df: Any, meta: Any, order: Any, md: str | None,
+                html: str | None) -> None:
+    """Write the paper report (the suite's ``paper:`` blocks beside the learned points)."""
+    from privbench.bench.reports import write_paper_report
+    from privbench.bench.store import read_manifests
+
+    try:
+        for path in write_paper_report(df, meta, order, md, html, read_manifests(args.dir),
+                                       title=args.title or "privbench: the papers, theory versus learned",
+                                       command=command_line(["privbench", *sys.argv[1:]])):
+            print(f"wrote {path}")
+    except OSError as exc:
+        raise InputError(f"cannot write report ({exc.strerror or exc})") from None
+
+
+def write_plain(df: Any, md: str | None, html: str | None, title: str) -> None:
+    """Write the HTML and/or Markdown report of any results table."""
+    from privbench.bench.reports import write_html, write_markdown
+
+    for path, writer in ((html, write_html), (md, write_markdown)):
+        if path:
+            try:
+                print(f"wrote {writer(df, path, title)}")
+            except OSError as exc:
+                raise InputError(f"cannot write report {path!r} ({exc.strerror or exc})") from None
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Print, per common case, which directory's learner has the smaller gap and whether beyond noise."""
+    from privbench.bench.reports import compare
+    from privbench.bench.store import read_records
+
+    a, b = read_records(args.dir_a), read_records(args.dir_b)
+    res = compare(a, b)
+    if res.empty:
+        print("no common successful cases")
+        return 0
+    cols = ["learner", "scenario_id", "observation", "privacy", "budget", "n_train", "gap_a", "gap_b", "better",
+            "beyond_noise", "p_value"]
+    print(res[[c for c in cols if c in res.columns]].to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    both = res[res["better"].isin(["A", "B"])]
+    print(f"A better beyond noise: {int(((both['better'] == 'A') & both['beyond_noise']).sum())}, "
+          f"B better beyond noise: {int(((both['better'] == 'B') & both['beyond_noise']).sum())}, "
+          f"within noise: {int((~both['beyond_noise']).sum())}, ties: {int((res['better'] == 'tie').sum())}, "
+          f"compared: {len(both) + int((res['better'] == 'tie').sum())}")
+    if args.csv:
+        res.to_csv(args.csv, index=False)
+    return 0

@@ -1,0 +1,154 @@
+"""``privbench run``: train learners on a suite or an ad-hoc experiment, evaluate, score, store."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from privbench.bench.cli.common import EXIT_INTERRUPTED, budget, command_line, param, unique_params
+from privbench.datasets.errors import InputError
+from privbench.datasets.vocabulary import OBSERVATIONS, PRIVACIES
+
+RUN_EPILOG = """\
+A suite (--suite quick|regression|FILE.yaml) or one ad-hoc experiment (--scenario ...
+--learner ... --budget ...; same names as 'privbench optimum').  Results go to
+--out DIR (default: results/runs/<suite>, or results/runs/adhoc), one parquet part per
+finished case in DIR/records/; read them with 'privbench report DIR'.  Each case's seed
+is a hash of its parameters and repetition: the same command gives the same numbers.
+A directory already holding cases of this run is refused unless --resume is given
+(then finished cases are skipped).  A case that fails or exceeds --timeout is recorded
+with its error and the run goes on.
+
+examples:
+  privbench run --suite quick
+  privbench run --scenario symmetric-pair --param m=6 --param p=0.7 --observation full \\
+      --privacy mi --learner randomized-response --budget 0.1 --budget 0.3 --seeds 3 --out DIR
+"""
+
+
+def add_run(sub: Any) -> None:
+    """Add the ``run`` command to the sub-parsers ``sub``."""
+    run = sub.add_parser("run", help="train learners on a suite or an ad-hoc case, evaluate, score, store",
+                         description="Train learners, evaluate their releases independently, score the gap "
+                                     "to the optimum and store one row per case and budget.",
+                         epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_what(run.add_argument_group("what to run"))
+    add_how(run.add_argument_group("how to run it"))
+    run.set_defaults(func=cmd_run)
+
+
+def add_what(what: Any) -> None:
+    """The options that choose the cases: a suite, or an ad-hoc experiment."""
+    what.add_argument("--suite", metavar="NAME|FILE", help="shipped suite (quick, regression) or a YAML suite file")
+    what.add_argument("--only", action="append", default=[], metavar="EXPERIMENT",
+                      help="with --suite: run only this experiment (repeatable; 'ppan-fig5' also selects "
+                           "'ppan-fig5/useful' and 'ppan-fig5/full')")
+    what.add_argument("--smoke", action="store_true",
+                      help="with --suite: a miniature of every experiment (one seed, two budgets, tiny "
+                           "samples and schedules): checks the code paths in seconds, numbers mean nothing")
+    what.add_argument("--scenario", help="ad-hoc: scenario name (see 'privbench list scenarios')")
+    what.add_argument("--param", type=param, action="append", default=[], metavar="NAME=VALUE",
+                      help="ad-hoc: scenario parameter (repeatable)")
+    what.add_argument("--observation", choices=OBSERVATIONS, default=None,
+                      help="ad-hoc: what the mechanism observes")
+    what.add_argument("--privacy", choices=PRIVACIES, default=None,
+                      help="ad-hoc: privacy metric (default: map for binary-gmm, else mi)")
+    what.add_argument("--family", default=None, help="ad-hoc: mechanism family of the bound (binary-gmm only)")
+    what.add_argument("--objective", choices=PRIVACIES, default=None,
+                      help="ad-hoc: metric the learner trains for (default: --privacy if it serves it, "
+                           "else its own)")
+    what.add_argument("--learner", action="append", default=[], metavar="NAME|module:Class",
+                      help="ad-hoc: learner (repeatable; see 'privbench list learners')")
+    what.add_argument("--learner-param", type=param, action="append", default=[], metavar="NAME=VALUE",
+                      help="ad-hoc: learner hyper-parameter (repeatable; applies to every --learner)")
+    what.add_argument("--budget", type=budget, action="append", default=[], metavar="B",
+                      help="ad-hoc: distortion budget (repeatable; trained as one batched fit)")
+    what.add_argument("--n-train", type=int, default=None, metavar="N",
+                      help="ad-hoc: training samples (default 20000)")
+    what.add_argument("--n-eval", type=int, default=None, metavar="N",
+                      help="ad-hoc: fresh evaluation samples (default 20000)")
+    what.add_argument("--seeds", type=int, default=None, metavar="N",
+                      help="repetitions per case (default: the suite's, 1 ad hoc)")
+
+
+def add_how(how: Any) -> None:
+    """The options that say where and how the cases run and where they are stored."""
+    how.add_argument("--out", metavar="DIR", help="results directory (default: results/runs/<suite>)")
+    how.add_argument("--resume", action="store_true", help="continue into DIR, skipping cases already stored")
+    how.add_argument("--retry-failed", action="store_true",
+                     help="with --resume: run again cases stored as failed or timed out")
+    how.add_argument("--jobs", type=int, default=None, metavar="N",
+                     help="parallel worker processes (default: the CPU cores available)")
+    how.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                     help="where learners train (default auto: cuda if available)")
+    how.add_argument("--backend", choices=("local", "dask"), default="local",
+                     help="local processes, or Dask distributed (default local)")
+    how.add_argument("--scheduler", metavar="ADDR",
+                     help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 (default: a local cluster)")
+    how.add_argument("--timeout", type=float, default=None, metavar="S",
+                     help="per-case time limit in seconds; the case is killed and recorded 'timeout' "
+                          "(default: the suite's, else none)")
+    how.add_argument("--csv", nargs="?", const="", default=None, metavar="FILE",
+                     help="also export the whole results table as CSV (default FILE: DIR/results.csv)")
+    how.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run the chosen cases into ``--out``; print failures and a summary line (130 on Ctrl-C)."""
+    from privbench.bench.run import run_cases
+    from privbench.bench.store import export_csv
+
+    for flag, given in (("--only", args.only), ("--smoke", args.smoke)):
+        if given and not args.suite:
+            raise InputError(f"{flag} applies to a --suite; it cannot be used in an ad-hoc run")
+    cwd_added = os.getcwd() not in sys.path
+    if cwd_added:  # module:Class learners from the working directory (lowest priority)
+        sys.path.append(os.getcwd())
+    suite = chosen_suite(args)
+    if cwd_added and any(":" in c.learner for c in suite.cases):  # ... and in Dask's worker processes
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), os.getcwd()]))
+    if args.retry_failed and not args.resume:
+        raise InputError("--retry-failed needs --resume")
+    out = args.out or os.path.join("results", "runs", suite.name)
+    timeout = args.timeout if args.timeout is not None else suite.timeout
+    try:
+        summary = run_cases(suite.cases, out, suite=suite.name, jobs=args.jobs, device=args.device,
+                            timeout=timeout, backend=args.backend, scheduler=args.scheduler, resume=args.resume,
+                            retry_failed=args.retry_failed, progress="none" if args.quiet else None,
+                            command=command_line(sys.argv))
+    except KeyboardInterrupt:
+        sys.stderr.write(f"privbench: interrupted; finished cases are stored in {out}: add --resume to continue\n")
+        return EXIT_INTERRUPTED
+    for line in summary.failures:
+        print(f"  {line}")
+    print(summary.line())
+    if args.csv is not None:
+        print(f"CSV: {export_csv(out, args.csv or os.path.join(out, 'results.csv'))}")
+    return 0
+
+
+def chosen_suite(args: argparse.Namespace) -> Any:
+    """The :class:`~privbench.bench.suites.Suite` that ``--suite`` or the ad-hoc options describe."""
+    from privbench.bench.suites import DEFAULT_N_EVAL, adhoc_suite, load_suite, select_experiments, smoke_suite
+
+    adhoc = {"--scenario": args.scenario, "--param": args.param, "--observation": args.observation,
+             "--privacy": args.privacy, "--family": args.family, "--objective": args.objective,
+             "--learner": args.learner, "--learner-param": args.learner_param, "--budget": args.budget,
+             "--n-train": args.n_train, "--n-eval": args.n_eval}
+    if args.suite:
+        given = [k for k, v in adhoc.items() if v not in (None, [])]
+        if given:
+            raise InputError(f"{given[0]} is for ad-hoc runs; it cannot be combined with --suite")
+        suite = load_suite(args.suite, reps=args.seeds)
+        if args.only:
+            suite = select_experiments(suite, args.only)
+        return smoke_suite(suite) if args.smoke else suite
+    if args.scenario:
+        params = unique_params("--param", args.param)
+        learner_params = unique_params("--learner-param", args.learner_param)
+        return adhoc_suite(args.scenario, params, args.observation, args.privacy, args.family,
+                           args.learner, learner_params, args.budget, reps=args.seeds or 1,
+                           n_train=args.n_train, n_eval=args.n_eval or DEFAULT_N_EVAL, objective=args.objective)
+    raise InputError("privbench run needs --suite NAME or an ad-hoc --scenario (see 'privbench run --help')")
