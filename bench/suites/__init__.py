@@ -37,6 +37,12 @@ same numbers on any machine.  The training samples are drawn with
 :attr:`Case.train_seed` (scenario, parameters, ``n_train``, repetition) and the
 evaluation samples with :attr:`Case.eval_seed`: every learner of a suite sees
 the same data (common random numbers), which makes comparisons paired.
+
+Modules: :mod:`.case` (:class:`Case`, :class:`Suite` and the hashing that names
+store rows), :mod:`.make` (:func:`make_case`: one validated case), :mod:`.loading`
+(YAML files -> cases), :mod:`.smoke` (``--only`` and ``--smoke``), :mod:`.adhoc`
+(a suite from command-line options).  The shipped suites are the YAML files of
+this folder (package data).
 """
 
 from privbench.bench.suites.adhoc import adhoc_suite
