@@ -30,7 +30,7 @@ def add_optimum(sub: Any) -> None:
 def add_list(sub: Any) -> None:
     """Add the ``list`` command to the sub-parsers ``sub``."""
     lst = sub.add_parser("list", help="list registered things")
-    lst.add_argument("what", choices=("scenarios", "learners"), help="what to list")
+    lst.add_argument("what", choices=tuple(LISTERS), help="what to list")
     lst.set_defaults(func=cmd_list)
 
 
@@ -103,8 +103,11 @@ def print_optimum_table(scenario: Any, rows: list[dict[str, Any]], privacy: str,
 
 def cmd_list(args: argparse.Namespace) -> int:
     """Print the registered scenarios (with their parameters) or learners."""
-    if args.what == "learners":
-        return list_learners()
+    return LISTERS[args.what]()
+
+
+def list_scenarios() -> int:
+    """Print every scenario with its parameters and their defaults."""
     from privbench.datasets.scenarios import SCENARIOS
 
     for name, cls in SCENARIOS.items():
@@ -126,3 +129,7 @@ def list_learners() -> int:
     for name, err in plugin_errors().items():
         print(f"{name}: FAILED TO LOAD ({err})")
     return 0
+
+
+#: What ``privbench list`` lists, in the order of its choices.
+LISTERS = {"scenarios": list_scenarios, "learners": list_learners}

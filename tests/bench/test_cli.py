@@ -108,3 +108,46 @@ def test_console_script_exit_code_and_no_traceback():
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.strip() == "privbench: error: m=1 must be an integer >= 2"
+
+
+ADHOC = ["run", "--scenario", "symmetric-pair", "--param", "m=4", "--param", "p=0.3", "--observation", "full"]
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["run", "--only", "x"], "--only applies to a --suite; it cannot be used in an ad-hoc run"),
+        (["run", "--smoke"], "--smoke applies to a --suite; it cannot be used in an ad-hoc run"),
+        (["run", "--suite", "quick", "--scenario", "binary"],
+         "--scenario is for ad-hoc runs; it cannot be combined with --suite"),
+        (["run"], "privbench run needs --suite NAME or an ad-hoc --scenario (see 'privbench run --help')"),
+        ([*ADHOC, "--param", "m=5", "--learner", "identity", "--budget", "0.1"], "--param m is given more than once"),
+        ([*ADHOC, "--learner", "identity", "--learner-param", "a=1", "--learner-param", "a=2", "--budget", "0.1"],
+         "--learner-param a is given more than once"),
+        ([*ADHOC, "--budget", "0.1"], "an ad-hoc run needs --learner (see 'privbench list learners')"),
+        ([*ADHOC, "--learner", "identity"], "an ad-hoc run needs at least one --budget"),
+        (["run", "--suite", "quick", "--retry-failed"], "--retry-failed needs --resume"),
+        (["run", "--suite", "nosuch"],
+         "suite 'nosuch' is unknown (available: paper, quick, regression, or a path to a .yaml file)"),
+        (["check"], "privbench check needs --learner NAME or module:Class (or --write-baselines)"),
+        (["check", "--write-baselines", "--learner", "identity"],
+         "--write-baselines uses the suite's own learners; drop --learner"),
+    ],
+)
+def test_run_and_check_refuse_bad_option_combinations_before_running(capsys, tmp_path, argv, message):
+    rc, out, err = run(capsys, *argv, *(["--out", str(tmp_path / "out")] if argv[0] == "run" else []))
+    assert rc == 2 and out == ""
+    assert err == f"privbench: error: {message}\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_seeds_zero_is_refused_for_a_suite(capsys):
+    rc, _, err = run(capsys, "run", "--suite", "quick", "--seeds", "0")
+    assert rc == 2 and err.endswith(": --seeds=0 must be an integer >= 1\n") and "quick.yaml" in err
+
+
+def test_python_m_imports_without_running():
+    # pkgutil.walk_packages (tests/test_packaging.py) imports __main__: it must not run the CLI
+    proc = subprocess.run([sys.executable, "-c", "import privbench.bench.cli.__main__"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
