@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from privbench.bench.cli.common import EXIT_CHECK_FAILED, command_line, param
+from privbench.bench.cli.common import DEVICES, EXIT_CHECK_FAILED, command_line, param
 from privbench.datasets.errors import InputError
 
 
@@ -26,7 +26,7 @@ def add_check(sub: Any) -> None:
     chk.add_argument("--out", metavar="DIR", help="keep the run's results here (default: a temporary directory)")
     chk.add_argument("--resume", action="store_true", help="continue a run in --out")
     chk.add_argument("--jobs", type=int, default=None, metavar="N")
-    chk.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
+    chk.add_argument("--device", choices=DEVICES, default="cpu")
     chk.add_argument("--write-baselines", action="store_true",
                      help="instead of checking: run the suite's own learners and write the baseline file")
     chk.set_defaults(func=cmd_check)

@@ -12,6 +12,8 @@ from privbench.datasets.errors import InputError
 EXIT_BAD_INPUT = 2
 EXIT_CHECK_FAILED = 1
 EXIT_INTERRUPTED = 130
+#: Where learners train (``--device``); ``auto``: cuda if available.
+DEVICES = ("auto", "cpu", "cuda")
 
 
 class OneLineParser(argparse.ArgumentParser):

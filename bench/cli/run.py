@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from privbench.bench.cli.common import EXIT_INTERRUPTED, budget, command_line, param, unique_params
+from privbench.bench.cli.common import DEVICES, EXIT_INTERRUPTED, budget, command_line, param, unique_params
 from privbench.datasets.errors import InputError
 from privbench.datasets.vocabulary import OBSERVATIONS, PRIVACIES
 
@@ -81,7 +81,7 @@ def add_how(how: Any) -> None:
                      help="with --resume: run again cases stored as failed or timed out")
     how.add_argument("--jobs", type=int, default=None, metavar="N",
                      help="parallel worker processes (default: the CPU cores available)")
-    how.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+    how.add_argument("--device", choices=DEVICES, default="auto",
                      help="where learners train (default auto: cuda if available)")
     how.add_argument("--backend", choices=("local", "dask"), default="local",
                      help="local processes, or Dask distributed (default local)")

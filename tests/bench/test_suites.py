@@ -175,3 +175,33 @@ def test_learners_on_named_experiments_only_and_their_objective():
         parse_suite({**data, "learners": {"ppan": {"on": ["a"], "steps": 3}}}, "on")
     with pytest.raises(InputError, match="serves none of the experiments"):
         parse_suite({**data, "learners": {"identity": {}, "gaussian-noise": {"on": ["a"]}}}, "on")
+
+
+def test_the_package_keeps_every_public_name_of_the_old_module():
+    import privbench.bench.suites as suites
+
+    for name in ("Case", "Suite", "DEFAULT_N_TRAIN", "DEFAULT_N_EVAL", "SMOKE_N_TRAIN", "SMOKE_N_EVAL",
+                 "SUITE_KEYS", "EXPERIMENT_KEYS", "EVALUATOR_SETS", "PROTOCOLS", "stable_hash", "normalize_value",
+                 "make_case", "resolve_case", "default_n_train", "training_objective", "packaged_suites",
+                 "suite_path", "load_suite", "parse_suite", "select_experiments", "smoke_suite", "adhoc_suite"):
+        assert hasattr(suites, name), name
+    assert set(suites.__all__) <= set(dir(suites))
+
+
+def test_suite_counts_refuse_non_integers_with_where_first():
+    with pytest.raises(InputError, match=r"^suite 'r' \(<suite>\): reps=0 must be an integer >= 1$"):
+        parse_suite({"reps": 0, "experiments": [{"scenario": "binary", "budgets": [0.1]}]}, "r")
+    with pytest.raises(InputError, match=r"^privbench run: --seeds=True must be an integer >= 1$"):
+        adhoc_suite("binary", {"p": 0.5, "q": 0.25}, "full", "mi", None, ["identity"], {}, [0.1], reps=True)
+
+
+def test_make_case_refuses_an_empty_budget_list_and_bad_sizes():
+    args = ("s", "e", "binary", {"p": 0.5, "q": 0.25}, "full", "mi", None, "identity", {})
+    with pytest.raises(InputError, match=r"must be a number or a non-empty 1-d list"):
+        make_case(*args, [])
+    with pytest.raises(InputError, match=r"^n_eval=1 must be an integer >= 2$"):
+        make_case(*args, [0.1], n_eval=1)
+    with pytest.raises(InputError, match=r"^rep=-1 must be an integer >= 0$"):
+        make_case(*args, [0.1], rep=-1)
+    with pytest.raises(InputError, match=r"^protocol='x' is unknown \(allowed: two-user\)$"):
+        make_case(*args, [0.1], protocol="x")
