@@ -1,5 +1,272 @@
-"""Running cases: the public entry points of the harness."""
+"""Run cases into a results directory: the loop, progress with ETA, resume, manifests.
 
-from privbench.bench.runner import failure_rows, provenance, run_cases, score_budget
+:func:`run_cases` runs a list of cases (:class:`~privbench.bench.suites.Case`)
+into a results directory (:mod:`privbench.bench.store`) on a backend
+(:mod:`privbench.bench.backends`):
 
-__all__ = ["failure_rows", "provenance", "run_cases", "score_budget"]
+- ``backend="local"``: ``jobs`` spawned worker processes; a case past
+  ``timeout`` seconds has its worker killed and is recorded ``status="timeout"``.
+- ``backend="dask"``: a ``distributed.Client`` on ``scheduler`` (or a
+  ``LocalCluster`` on 127.0.0.1 with ``jobs`` workers); Dask workers must have
+  privbench installed.
+
+One case is run by :func:`~privbench.bench.execute.execute_case`.  Only the
+calling process writes to the store.  Progress (with ETA) goes to stderr.
+
+This module is also the harness's public API: :func:`run_cases`,
+:func:`provenance`, :func:`failure_rows`, :func:`score_budget`, :func:`execute_case`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from privbench.datasets.errors import InputError
+
+from .backends import BACKENDS, Job, default_jobs
+from .execute import execute_case, score_budget
+from .records import Record, failure_rows, now, provenance
+from .store import ResultsDir, case_ids_present, new_run_id
+from .suites import Case
+
+__all__ = ["BACKENDS", "RunSummary", "default_jobs", "execute_case", "failure_rows", "provenance", "run_cases",
+           "score_budget"]
+
+
+@dataclass
+class RunSummary:
+    """What a run did."""
+
+    out: Path
+    run_id: str
+    cases: int = 0
+    rows: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: {"ok": 0, "failed": 0, "timeout": 0})
+    skipped: int = 0
+    busy: int = 0
+    wall_s: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        c = self.counts
+        text = (f"{self.cases} case(s) run, {self.rows} row(s): {c['ok']} ok, {c['failed']} failed, "
+                f"{c['timeout']} timeout")
+        if self.skipped:
+            text += f"; {self.skipped} already stored (skipped)"
+        if self.busy:
+            text += f"; {self.busy} being run by another process (left to it)"
+        return text + f"; {self.wall_s:.1f} s; results in {self.out}"
+
+    def add(self, case: Case, rows: list[Record]) -> None:
+        """Count one finished case's rows (and keep the first 20 failures' messages)."""
+        self.cases += 1
+        self.rows += len(rows)
+        for r in rows:
+            self.counts[r["status"]] = self.counts.get(r["status"], 0) + 1
+            if r["status"] != "ok" and len(self.failures) < 20:
+                self.failures.append(f"{r['status']}: {case.label()} budget {r['budget']:g}: {r['error']}")
+
+
+class Progress:
+    """A progress bar with ETA on stderr (tqdm on a terminal; one line per case otherwise)."""
+
+    def __init__(self, total: int, mode: str) -> None:
+        self.total, self.done, self.mode, self.t0 = total, 0, mode, time.perf_counter()
+        self.bar = None
+        if mode == "bar":
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit="case", file=sys.stderr, dynamic_ncols=True, desc="privbench run")
+
+    def update(self, case: Case, rows: list[dict[str, Any]]) -> None:
+        self.done += 1
+        statuses = sorted({r["status"] for r in rows})
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{case.learner} {case.scenario} {'/'.join(statuses)}", refresh=False)
+            self.bar.update(1)
+        elif self.mode == "lines":
+            el = time.perf_counter() - self.t0
+            eta = el / self.done * (self.total - self.done)
+            err = next((r.get("error") for r in rows if r.get("error")), "")
+            sys.stderr.write(f"[{self.done}/{self.total}] {'/'.join(statuses):<7} {case.label()}  "
+                             f"elapsed {hms(el)} ETA {hms(eta)}" + (f"  ({err[:120]})" if err else "") + "\n")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def hms(s: float) -> str:
+    """Seconds as ``H:MM:SS``."""
+    s = int(round(s))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def cost_rank(case: Case) -> int:
+    """0 for learners that train (they declare tiny ``test_params``), 1 for fixed baselines."""
+    from privbench.learners import resolve_learner
+
+    try:
+        return 0 if resolve_learner(case.learner).test_params else 1
+    except Exception:  # noqa: BLE001 - validated when the suite was built
+        return 1
+
+
+def check_options(backend: str, scheduler: str | None, jobs: Any, timeout: Any, device: str) -> int:
+    """Validate :func:`run_cases`'s options (InputError naming the bad one); the number of jobs."""
+    if backend not in BACKENDS:
+        raise InputError(f"backend={backend!r} is unknown (allowed: {', '.join(BACKENDS)})")
+    if scheduler and backend != "dask":
+        raise InputError("--scheduler needs --backend dask")
+    jobs = default_jobs() if jobs is None else jobs
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"jobs={jobs!r} must be an integer >= 1")
+    if timeout is not None and not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
+        raise InputError(f"timeout={timeout!r} must be a positive number of seconds")
+    if backend == "local":
+        from privbench.learners.nn import resolve_device
+
+        resolve_device(device)
+    return jobs
+
+
+def plan(cases: list[Case], stored: dict[str, str], retry_failed: bool, resume: bool, out: Any,
+         suite: str) -> tuple[list[Case], int]:
+    """The cases (with only their unfinished budgets) left to run, and how many are already stored."""
+    todo, skipped, clash = [], 0, 0
+    for case in cases:
+        ids = case.case_ids()
+        done = case_ids_present(stored, ids, retry_failed)
+        clash += sum(i in stored for i in ids)
+        if all(done):
+            skipped += 1
+        else:
+            todo.append(case.with_budgets(b for b, d in zip(case.budgets, done) if not d))
+    if clash and not resume:
+        raise InputError(f"{str(out)!r} already holds {clash} result row(s) of this run (suite {suite!r}); "
+                         "add --resume to continue it, or choose a new --out")
+    todo.sort(key=cost_rank)  # trained learners first: better packing of the slow cases onto the workers
+    return todo, skipped
+
+
+class Writer:
+    """The calling process's side of a run: claims cases in the store and writes finished ones."""
+
+    def __init__(self, store: ResultsDir, summary: RunSummary, bar: Progress, retry_failed: bool) -> None:
+        self.store, self.summary, self.bar, self.retry_failed = store, summary, bar, retry_failed
+
+    def claim(self, case: Case) -> Job | None:
+        """Lock ``case`` and keep its budgets still unfinished; None if another run holds or did it."""
+        c = self.store.claim(case.key)
+        if c is None:
+            self.summary.busy += 1
+            self.bar.update(case, [{"status": "busy"}])
+            return None
+        fresh = self.store.statuses(key=case.key)
+        done = case_ids_present(fresh, case.case_ids(), self.retry_failed)
+        left = [b for b, d in zip(case.budgets, done) if not d]
+        if not left:  # finished by another run meanwhile
+            c.release()
+            self.summary.skipped += 1
+            self.bar.update(case, [{"status": "done"}])
+            return None
+        return Job(case.with_budgets(left), c, time.perf_counter())
+
+    def finish(self, job: Any, rows: list[Record]) -> None:
+        """Store one finished case's rows (one part), release its claim, count it."""
+        for r in rows:
+            r["run_id"] = self.summary.run_id
+        try:
+            self.store.write(rows, job.case.key, self.summary.run_id)
+        finally:
+            job.claim.release()
+        self.summary.add(job.case, rows)
+        self.bar.update(job.case, rows)
+
+
+def run_cases(cases: Iterable[Case], out: str | os.PathLike, *, suite: str = "adhoc", jobs: int | None = None,
+              device: str = "auto", timeout: float | None = None, backend: str = "local",
+              scheduler: str | None = None, resume: bool = False, retry_failed: bool = False,
+              progress: str | None = None, command: str = "") -> RunSummary:
+    """Run ``cases`` into the results directory ``out``.
+
+    Parameters
+    ----------
+    cases : iterable of Case
+    out : path-like
+        Results directory (created; must be empty or a privbench results directory).
+    jobs : int, optional
+        Local worker processes / LocalCluster workers (default: CPU cores).
+    device : {"auto", "cpu", "cuda"}
+    timeout : float, optional
+        Per-case limit in seconds (whole case: fit and all evaluations).
+    backend : {"local", "dask"}
+    scheduler : str, optional
+        Dask scheduler address (``tcp://host:port``); none starts a LocalCluster.
+    resume : bool
+        Skip cases already stored.  Without it, a directory already holding any
+        of these cases is refused (InputError), so nothing stored is ever mixed up.
+    retry_failed : bool
+        With ``resume``: run again cases stored as failed or timed out.
+    progress : {"bar", "lines", "none"}, optional
+        Default: a bar on a terminal, else one line per case.
+
+    Raises
+    ------
+    InputError
+        Bad options, a foreign or unwritable directory, a corrupted part, or
+        cases already stored without ``resume``.
+    """
+    cases = list(cases)
+    jobs = check_options(backend, scheduler, jobs, timeout, device)
+    store = ResultsDir(out)
+    store.clean_stale_temporaries()
+    todo, skipped = plan(cases, store.statuses(), retry_failed, resume, out, suite)
+    run_id = new_run_id()
+    summary = RunSummary(out=Path(out), run_id=run_id, skipped=skipped)
+    manifest = {"run_id": run_id, "suite": suite, "command": command, "started_at": now(), "backend": backend,
+                "jobs": jobs, "device": device, "timeout_s": timeout, "cases_total": len(cases),
+                "cases_skipped": skipped, "status": "running", "pid": os.getpid(), **provenance()}
+    store.write_manifest(run_id, manifest)
+    bar = Progress(len(todo), progress or ("bar" if sys.stderr.isatty() else "lines"))
+    writer = Writer(store, summary, bar, retry_failed)
+    t0 = time.perf_counter()
+    status = "interrupted"
+    try:
+        with SigtermAsInterrupt():
+            BACKENDS[backend](todo, jobs, device, timeout, scheduler, writer.claim, writer.finish)
+        status = "finished"
+    finally:
+        bar.close()
+        summary.wall_s = time.perf_counter() - t0
+        store.write_manifest(run_id, {**manifest, "status": status, "finished_at": now(),
+                                      "cases_run": summary.cases, "rows": summary.rows, **summary.counts,
+                                      "wall_s": summary.wall_s})
+    return summary
+
+
+class SigtermAsInterrupt:
+    """Within the block, SIGTERM raises KeyboardInterrupt (main thread only)."""
+
+    def __enter__(self) -> None:
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGTERM, raise_interrupt)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+
+
+def raise_interrupt(signum: int, frame: Any) -> None:
+    """A signal handler that raises KeyboardInterrupt."""
+    raise KeyboardInterrupt

@@ -15,7 +15,7 @@ computed is locked (``fcntl.flock``, released by the kernel when its process
 dies), so two runs resuming into one directory never compute it twice.
 
 :func:`read_records` concatenates the parts into one table with the columns of
-:data:`SCHEMA` (one row per case id; a later successful attempt supersedes a
+:data:`privbench.bench.records.COLUMNS` (one row per case id; a later successful attempt supersedes a
 failed one).  A part that cannot be read is an :class:`InputError` naming the
 file: never silently dropped.
 """
@@ -36,24 +36,11 @@ from typing import Any, Iterable
 from privbench.datasets.errors import InputError
 from privbench.datasets.vocabulary import STATUSES
 
+from .records import BOOL, COLUMN_NAMES, COLUMNS, FLOAT, INT, STR, Record, now
+
 MARKER = "privbench-results.json"
 FORMAT = "privbench-results/1"
 
-_STR, _F, _I, _B = "string", "float64", "int64", "bool"
-COLUMNS: list[tuple[str, str]] = [
-    ("case_id", _STR), ("suite", _STR), ("experiment", _STR), ("scenario", _STR), ("scenario_id", _STR),
-    ("params", _STR), ("observation", _STR), ("privacy", _STR), ("objective", _STR), ("family", _STR),
-    ("evaluators", _STR), ("protocol", _STR), ("mechanism_info", _STR), ("learner", _STR),
-    ("learner_params", _STR), ("budget", _F), ("seed", _I), ("rep", _I), ("n_train", _I), ("n_eval", _I),
-    ("status", _STR), ("error", _STR), ("leakage", _F), ("leakage_evaluator", _STR), ("leakage_kind", _STR),
-    ("leakage_stderr", _F), ("distortion", _F), ("distortion_evaluator", _STR), ("distortion_kind", _STR),
-    ("distortion_stderr", _F), ("optimum_at_distortion", _F), ("optimum_at_budget", _F), ("bound_kind", _STR),
-    ("gap", _F), ("overshoot", _F), ("below_bound", _B), ("below_bound_reason", _STR), ("evaluations", _STR),
-    ("train_time_s", _F), ("wall_time_s", _F), ("device", _STR), ("host", _STR), ("privbench_version", _STR),
-    ("git_commit", _STR), ("torch_version", _STR), ("numpy_version", _STR), ("started_at", _STR),
-    ("finished_at", _STR), ("case_key", _STR), ("run_id", _STR),
-]
-COLUMN_NAMES = [c for c, _ in COLUMNS]
 ESSENTIAL = ("case_id", "status", "budget")  # columns every part must have
 
 
@@ -61,7 +48,7 @@ def schema():
     """The pyarrow schema every part is written with (so the parts form one dataset)."""
     import pyarrow as pa
 
-    types = {_STR: pa.string(), _F: pa.float64(), _I: pa.int64(), _B: pa.bool_()}
+    types = {STR: pa.string(), FLOAT: pa.float64(), INT: pa.int64(), BOOL: pa.bool_()}
     return pa.schema([(name, types[t]) for name, t in COLUMNS])
 
 
@@ -147,7 +134,7 @@ class ResultsDir:
         marker = self.path / MARKER
         if marker.exists():
             return
-        body = json.dumps({"format": FORMAT, "created_at": _now(), "host": socket.gethostname()})
+        body = json.dumps({"format": FORMAT, "created_at": now(), "host": socket.gethostname()})
         tmp = _fsynced_temp(self.path, body)
         try:
             os.link(tmp, marker)
@@ -190,8 +177,8 @@ class ResultsDir:
             return None
         return Claim(fd, path)
 
-    def write(self, rows: list[dict[str, Any]], key: str, run_id: str) -> Path:
-        """Write one case's rows as a new part, atomically; returns its path."""
+    def write(self, rows: list[Record], key: str, run_id: str) -> Path:
+        """Write one case's Records as a new part, atomically; returns its path."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -314,12 +301,10 @@ def _read_part(path: Path, columns: list[str] | None = None):
 
 
 def _conform(row: dict[str, Any]) -> dict[str, Any]:
-    unknown = set(row) - set(COLUMN_NAMES)
-    if unknown:  # pragma: no cover - a runner bug
-        raise KeyError(f"unknown record columns {sorted(unknown)}")
-    if row.get("status") not in STATUSES:  # pragma: no cover - a runner bug
-        raise ValueError(f"status={row.get('status')!r} (allowed: {STATUSES})")
-    return {c: row.get(c) for c in COLUMN_NAMES}
+    rec = row if isinstance(row, Record) else Record(row)  # an unknown column is a KeyError here
+    if rec.get("status") not in STATUSES:  # pragma: no cover - a runner bug
+        raise ValueError(f"status={rec.get('status')!r} (allowed: {STATUSES})")
+    return rec.row()
 
 
 def _fsynced_temp(directory: Path, text: str) -> str:
@@ -369,17 +354,6 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # pragma: no cover
         return True
     return True
-
-
-def _now() -> str:
-    from datetime import datetime, timezone
-
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def now() -> str:
-    """UTC timestamp, ISO 8601 with microseconds (sortable as text)."""
-    return _now()
 
 
 def case_ids_present(statuses: dict[str, str], ids: Iterable[str], retry_failed: bool) -> list[bool]:

@@ -143,7 +143,7 @@ def test_headline_ignores_the_study():
 
 
 def test_runner_stores_study_and_mechanism_info(tmp_path):
-    from privbench.bench.runner import run_cases
+    from privbench.bench.run import run_cases
     from privbench.bench.store import read_records
     from privbench.bench.suites import parse_suite
 

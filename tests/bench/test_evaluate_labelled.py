@@ -252,7 +252,7 @@ def test_run_and_report_end_to_end(tmp_path, capsys):
 
 def test_hypothesis_testing_case_with_a_trained_learner():
     """chi2-sanitizer trains for chi2 (its only objective) and is scored by the fresh classifier's MAP."""
-    from privbench.bench.runner import execute_case
+    from privbench.bench.run import execute_case
 
     case = make_case("s", "e", "hypothesis-testing", {"correlation": "correlated"}, "useful", "map", None,
                      "chi2-sanitizer", {"steps": 20, "batch_size": 64, "hidden": 8}, [0.5, 2.0], n_train=500,

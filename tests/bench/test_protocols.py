@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from privbench.bench.protocols import check_two_user, run_protocol, train_classifier
-from privbench.bench.runner import execute_case
+from privbench.bench.run import execute_case
 from privbench.bench.store import COLUMN_NAMES
 from privbench.bench.suites import Case, make_case
 from privbench.datasets.errors import InputError

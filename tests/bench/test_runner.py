@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from privbench.bench.backends import run_isolated
-from privbench.bench.runner import execute_case, run_cases
+from privbench.bench.run import execute_case, run_cases
 from privbench.bench.store import read_records
 from privbench.bench.suites import load_suite, make_case
 from privbench.datasets import make_scenario, task_for

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from privbench.bench.runner import failure_rows
+from privbench.bench.run import failure_rows
 from privbench.bench.store import COLUMN_NAMES, MARKER, ResultsDir, export_csv, read_records
 from privbench.bench.suites import make_case
 from privbench.datasets.errors import InputError

@@ -1,11 +1,4 @@
-"""Non-standard experiment protocols, run instead of fit-then-evaluate.
-
-:func:`run_protocol` is what :func:`privbench.bench.runner.execute_case` calls
-for a :class:`~privbench.bench.suites.Case` whose ``protocol`` is not None.  It
-returns one store row per budget in the runner's row format and never raises
-for a failing case (rows with ``status="failed"`` and the error).
-
-``two-user`` — the generative-filter paper's distributed setting (Chen, Navidi &
+"""The ``two-user`` protocol — the generative-filter paper's distributed setting (Chen, Navidi &
 Rajagopal, §4 "Distributed training with customized preferences" and §6.7.5):
 
 - data: the image scenario ``case.scenario`` (``mnist-subset`` or ``digits``,
@@ -56,42 +49,12 @@ import numpy as np
 
 from privbench.datasets.errors import InputError
 
-from .evaluators import Evaluation
-from .evaluators import CLASSIFIER, row_distortion
-from .runner import _base_row, _error, _json_default, failure_rows, headline_fields, no_bound_fields, now
+from ..evaluators import CLASSIFIER, Evaluation, row_distortion
+from ..records import Record, error_text, failure_rows, headline_fields, json_default, no_bound_fields, now
 
-PROTOCOL_NAMES = ("two-user",)
 TWO_USER_SETS = ("mnist-subset", "digits")
 TWO_USER_LABELING = "ge5-parity"
 N_PARTS = 10
-
-
-def run_protocol(case: Any, device: str = "auto") -> list[dict[str, Any]]:
-    """Run ``case`` under its ``protocol``; one store row per budget (never raises for a failing case).
-
-    Parameters
-    ----------
-    case : Case
-        ``case.protocol`` names the protocol (``two-user``).
-    device : {"auto", "cpu", "cuda"}
-        Where the learner trains (the classifiers always run on one CPU thread).
-
-    Returns
-    -------
-    list of dict
-        One row per budget of ``case``, with the columns of
-        :func:`privbench.bench.runner.execute_case`'s rows.
-    """
-    started, t0 = now(), time.perf_counter()
-    if case.protocol == "two-user":
-        return _two_user(case, device, started, t0)
-    msg = f"protocol={case.protocol!r} is unknown (allowed: {', '.join(PROTOCOL_NAMES)})"
-    return failure_rows(case, "failed", "protocol: InputError: " + msg, started, time.perf_counter() - t0, str(device))
-
-
-# --------------------------------------------------------------------------
-# two-user
-# --------------------------------------------------------------------------
 
 
 def check_two_user(case: Any) -> None:
@@ -115,7 +78,9 @@ def check_two_user(case: Any) -> None:
                          "user's filter sees its own private label)")
 
 
-def _two_user(case: Any, device: str, started: str, t0: float) -> list[dict[str, Any]]:
+def run_two_user(case: Any, device: str = "auto") -> list[Record]:
+    """Run ``case`` under the ``two-user`` protocol (module docstring); one Record per budget."""
+    started, t0 = now(), time.perf_counter()
     from privbench.datasets.samples import Samples
     from privbench.datasets.scenarios import make_scenario
     from privbench.learners import make_learner
@@ -140,7 +105,7 @@ def _two_user(case: Any, device: str, started: str, t0: float) -> list[dict[str,
         mech_b = learner.fit_filter(ae, Samples(par_tr[b], x_tr[b]), task, budgets, s_fb % 2**31, dev)
         train_time = time.perf_counter() - t1
     except Exception as exc:  # noqa: BLE001 - recorded, the suite goes on
-        return failure_rows(case, "failed", "fit: " + _error(exc), started, time.perf_counter() - t0, dev)
+        return failure_rows(case, "failed", "fit: " + error_text(exc), started, time.perf_counter() - t0, dev)
 
     n = len(budgets)
     ha, hb = halves
@@ -150,13 +115,14 @@ def _two_user(case: Any, device: str, started: str, t0: float) -> list[dict[str,
         ref = _user_accuracies(x_tr, ge5_tr, par_tr, x_he[ha], x_he[hb], ge5_he, par_he, ha, hb, s_cls)
         ref_error = None
     except Exception as exc:  # noqa: BLE001
-        ref, ref_error = None, _error(exc)
+        ref, ref_error = None, error_text(exc)
     shared = (time.perf_counter() - t0) / n
     public = np.concatenate(parts[2:])
     rows = []
     for i, budget in enumerate(budgets):
         t2 = time.perf_counter()
-        row = {**_base_row(case, budget), "started_at": started, "device": dev, "train_time_s": train_time / n}
+        row = Record.base(case, budget)
+        row.update(started_at=started, device=dev, train_time_s=train_time / n)
         try:
             if ref is None:
                 raise RuntimeError(f"raw reference classifiers: {ref_error}")
@@ -175,9 +141,9 @@ def _two_user(case: Any, device: str, started: str, t0: float) -> list[dict[str,
             evals = _two_user_evaluations(acc, ref, np.concatenate([d_a, d_b]), d_a, d_b,
                                           np.concatenate([m_a, m_b]), ma, mb, len(a), len(b), len(public))
             row.update(_row_numbers(evals))
-            row["mechanism_info"] = json.dumps({"user_a": ma.info, "user_b": mb.info}, default=_json_default)
+            row["mechanism_info"] = json.dumps({"user_a": ma.info, "user_b": mb.info}, default=json_default)
         except Exception as exc:  # noqa: BLE001
-            row.update(status="failed", error="evaluate: " + _error(exc))
+            row.update(status="failed", error="evaluate: " + error_text(exc))
         row.update(finished_at=now(), wall_time_s=shared + time.perf_counter() - t2)
         rows.append(row)
     return rows
@@ -270,7 +236,7 @@ def train_classifier(x: np.ndarray, y: np.ndarray, n_classes: int, seed: int) ->
     callable
         ``predict(x) -> ndarray of shape (m,)``, the arg-max labels.
     """
-    from .evaluators import FreshClassifier
+    from ..evaluators import FreshClassifier
 
     x = np.asarray(x, dtype=float).reshape(len(x), -1)
     y = np.asarray(y, dtype=np.int64)

@@ -1,0 +1,55 @@
+"""What every backend shares: the :class:`Job` in flight and a worker process's start-up."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..records import provenance
+from ..suites import Case
+
+
+@dataclass
+class Job:
+    """A claimed case in flight: the case, its store claim, when it started (perf_counter)."""
+
+    case: Case
+    claim: Any
+    start: float = 0.0
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(3)
+
+
+def init_worker(parent: int, threads: int | None) -> None:
+    """Start-up of a worker process: ignore SIGINT, exit with the parent, import what a case needs."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
+    # import everything a case needs now, so that a case's timeout measures the case only
+    import privbench.theory.optimum  # noqa: F401
+    from privbench.learners import available
+
+    from .. import evaluators, scores  # noqa: F401
+
+    available()
+    provenance()
+
+
+def default_jobs() -> int:
+    """Worker processes by default: the CPU cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover
+        return max(1, os.cpu_count() or 1)

@@ -1,0 +1,112 @@
+"""One case: train, evaluate independently, score; one :class:`~privbench.bench.records.Record` per budget.
+
+:func:`execute_case` draws ``n_train`` training samples (``Case.train_seed``),
+fits the learner on all budgets at once (``Case.seed``), then per budget
+evaluates fresh samples (``Case.eval_seed``) with the bench's evaluators
+(:mod:`privbench.bench.evaluators`), takes the headline leakage and distortion,
+the optimum at the achieved distortion and at the budget
+(:mod:`privbench.theory`), and scores the gap (:mod:`privbench.bench.scores`).
+A scenario with no known optimum (labelled data) is stored with
+``bound_kind="none"``, NaN optimum and gap, and its overshoot.  A case with a
+``protocol`` runs that protocol instead (:mod:`privbench.bench.protocols`).
+It never raises for a failing case: an exception or a NaN is a Record with
+``status="failed"`` and the error.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from .records import Record, error_text, failure_rows, headline_fields, json_default, no_bound_fields, now
+
+
+def execute_case(case: Any, device: str = "auto") -> list[Record]:
+    """Run one case; one Record per budget (never raises for a failing case)."""
+    from privbench.datasets.scenarios import make_scenario
+    from privbench.datasets.tasks import task_for
+    from privbench.learners import make_learner
+    from privbench.learners.nn import resolve_device
+
+    from .evaluators import evaluate, headline
+    from .protocols import run_protocol
+    from .scores import score
+
+    if case.protocol is not None:
+        return run_protocol(case, device)
+    started, t0 = now(), time.perf_counter()
+    n = len(case.budgets)
+    dev = str(device)
+    try:
+        dev = str(resolve_device(device))
+        sc = make_scenario(case.scenario, case.params)
+        task = task_for(sc, case.observation, case.training_privacy)
+        samples = sc.sample(case.n_train, np.random.default_rng(case.train_seed))
+        learner = make_learner(case.learner, **case.learner_params)
+        t1 = time.perf_counter()
+        mechs = learner.fit(samples, task, list(case.budgets), seed=case.seed, device=dev)
+        train = time.perf_counter() - t1
+    except Exception as exc:  # noqa: BLE001 - recorded, the suite goes on
+        return failure_rows(case, "failed", "fit: " + error_text(exc), started, time.perf_counter() - t0, dev)
+    shared = (time.perf_counter() - t0) / n
+    rows = []
+    for budget, mech in zip(case.budgets, mechs):
+        t2 = time.perf_counter()
+        row = Record.base(case, budget)
+        row.update(started_at=started, device=dev, train_time_s=train / n)
+        try:
+            row.update(score_budget(case, sc, mech, budget, evaluate, headline, score))
+        except Exception as exc:  # noqa: BLE001
+            row.update(status="failed", error="evaluate: " + error_text(exc))
+        row.update(finished_at=now(), wall_time_s=shared + time.perf_counter() - t2)
+        rows.append(row)
+    return rows
+
+
+def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callable, headline: Callable,
+                 score: Callable) -> dict[str, Any]:
+    """Evaluate ``mech`` on ``sc`` and score it at ``budget``: the measured and scored Record fields.
+
+    Parameters
+    ----------
+    case : Case
+        Supplies the observation, privacy metric, family, evaluators, ``n_eval`` and ``eval_seed``.
+    sc : Scenario
+    mech : Mechanism
+        Fitted for ``budget``.
+    budget : float
+    evaluate, headline, score : callable
+        :func:`privbench.bench.evaluators.evaluate`, :func:`~privbench.bench.evaluators.headline`,
+        :func:`privbench.bench.scores.score` (passed in so a worker imports them once).
+
+    Returns
+    -------
+    dict
+        Columns of :class:`~privbench.bench.records.Record` (leakage, distortion, their
+        evaluators, optimum, gap, overshoot, status, error, evaluations, mechanism_info).
+    """
+    from privbench.theory.optimum import curve, optimum
+
+    evals = evaluate(mech, sc, case.observation, case.privacy, n_eval=case.n_eval, seed=case.eval_seed,
+                     evaluators=case.evaluators, cross_check=False)
+    out = headline_fields(evals, case.privacy)
+    out["mechanism_info"] = json.dumps(getattr(mech, "info", None) or {}, default=json_default)
+    if out.get("status") == "failed":
+        return out
+    leak, dist = headline(evals, case.privacy), headline(evals, "distortion")
+    if not sc.has_optimum:  # labelled data: a learned point with no optimum to score
+        return {**out, **no_bound_fields(max(0.0, float(dist.value) - float(budget)))}
+    opt = optimum(sc, budget, case.privacy, case.observation, case.family)
+
+    def optimum_at(d: float) -> float:
+        return float(curve(sc, [max(float(d), 0.0)], case.privacy, case.observation, case.family)[0])
+
+    s = score(leak, dist, budget, optimum_at, opt.bound_kind)
+    out.update(optimum_at_budget=float(opt.value), bound_kind=opt.bound_kind,
+               optimum_at_distortion=float(s["optimum_at_distortion"]), gap=float(s["gap"]),
+               overshoot=float(s["overshoot"]), below_bound=bool(s["below_bound"]),
+               below_bound_reason=s.get("below_bound_reason"), status="ok", error=None)
+    return out
