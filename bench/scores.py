@@ -44,7 +44,7 @@ def score(leakage: Any, distortion: Any, budget: float, optimum_at: Callable[[fl
     ----------
     leakage, distortion : Evaluation (or dict with ``value`` and ``stderr``)
         The headline privacy and distortion evaluations (see
-        :func:`privbench.bench.evaluate.headline`).
+        :func:`privbench.bench.evaluators.headline`).
     budget : float
         The distortion budget the learner was given.
     optimum_at : callable

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Any, Callable
+from typing import Callable
 
 from privbench.datasets.errors import InputError
 
 from ..execute import execute_case
 from ..records import Record, error_text, failure_rows
+from ..suites import Case
 from .common import Job
 from .isolated import run_isolated
 

@@ -10,10 +10,11 @@ import pickle
 import subprocess
 import sys
 import time
-from typing import Any
+
 
 from ..execute import execute_case
 from ..records import Record, failure_rows, now
+from ..suites import Case
 from .common import init_worker
 
 

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from ..execute import execute_case
 from ..records import error_text, failure_rows
+from ..suites import Case
 from .common import Job, default_jobs, init_worker
 
 

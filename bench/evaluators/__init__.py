@@ -1,11 +1,19 @@
-"""The bench's evaluators: what a release leaks and how much it distorts.
+"""The bench's evaluators: what a release leaks and how much it distorts (see :mod:`.dispatch`).
 
-The public path for evaluation; nothing outside this package imports its modules' internals.
+One evaluator family per module: finite.py (exact channel, plug-in), mixture.py,
+gaussian.py (exact by mechanism type), gaussian_approx.py, ksg.py, attacker.py
+(post-hoc attacker), mismatch.py (the attacker-mismatch study), labelled.py
+(fresh classifiers for labelled data); evaluation.py holds the Evaluation record
+and shared checks, headline.py the choice of the scored number, dispatch.py the
+registry by scenario kind.  Code outside this package imports from here only.
 """
 
-from privbench.bench.evaluate import Evaluation, evaluate, gaussian_approx_mi, headline, ksg_mi
-from privbench.bench.evaluate_labelled import (CLASSIFIER, FreshClassifier, row_distortion, utility_accuracies,
-                                               utility_accuracy)
+from .dispatch import BY_KIND, EVALUATOR_SETS, evaluate
+from .evaluation import Evaluation
+from .gaussian_approx import gaussian_approx_mi
+from .headline import headline
+from .ksg import ksg_mi
+from .labelled import CLASSIFIER, FreshClassifier, row_distortion, utility_accuracies, utility_accuracy
 
-__all__ = ["CLASSIFIER", "Evaluation", "FreshClassifier", "evaluate", "gaussian_approx_mi", "headline", "ksg_mi",
-           "row_distortion", "utility_accuracies", "utility_accuracy"]
+__all__ = ["BY_KIND", "CLASSIFIER", "EVALUATOR_SETS", "Evaluation", "FreshClassifier", "evaluate",
+           "gaussian_approx_mi", "headline", "ksg_mi", "row_distortion", "utility_accuracies", "utility_accuracy"]

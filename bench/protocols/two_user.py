@@ -216,10 +216,10 @@ def _row_numbers(evals: list[Evaluation]) -> dict[str, Any]:
 
 
 def train_classifier(x: np.ndarray, y: np.ndarray, n_classes: int, seed: int) -> Any:
-    """A fresh classifier for one label: the bench's :class:`~privbench.bench.evaluate_labelled.FreshClassifier`.
+    """A fresh classifier for one label: the bench's :class:`~privbench.bench.evaluators.labelled.FreshClassifier`.
 
     One hidden layer of 128 ReLU units on standardised inputs, Adam, early
-    stopping on 15% of the rows (:data:`privbench.bench.evaluate_labelled.CLASSIFIER`);
+    stopping on 15% of the rows (:data:`privbench.bench.evaluators.labelled.CLASSIFIER`);
     seeded (never the global RNG), one torch thread.
 
     Parameters

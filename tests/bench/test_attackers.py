@@ -1,4 +1,4 @@
-"""The attacker-mismatch study's fresh attackers (bench/attackers.py) and their hook in evaluate/runner.
+"""The attacker-mismatch study's fresh attackers (bench/evaluators/mismatch.py) and their hook in evaluate/runner.
 
 Reference values come from the model, not from the code under test: the exact
 MAP accuracy of a binary Gaussian mixture (theory.mixture, a closed form), its
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from privbench.bench.attackers import FAMILIES, mismatch_evaluations
-from privbench.bench.evaluate import Evaluation, evaluate, headline
+from privbench.bench.evaluators.mismatch import ATTACKER_FAMILIES as FAMILIES, mismatch_evaluations
+from privbench.bench.evaluators import Evaluation, evaluate, headline
 from privbench.datasets.errors import InputError
 from privbench.datasets.scenarios import make_scenario
 from privbench.datasets.tasks import task_for

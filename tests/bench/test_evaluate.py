@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from privbench.bench.evaluate import Evaluation, evaluate, gaussian_approx_mi, headline, ksg_mi
+from privbench.bench.evaluators import Evaluation, evaluate, gaussian_approx_mi, headline, ksg_mi
 from privbench.datasets import (Binary, BinaryGMM, GaussianScalar, GaussianSource, GaussianVector, InputError,
                                 SymmetricPair, task_for)
 from privbench.learners.base import Mechanism

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from privbench.bench.cli import main
-from privbench.bench.evaluate import evaluate, headline
-from privbench.bench.evaluate_labelled import FreshClassifier, utility_accuracies, utility_accuracy
+from privbench.bench.evaluators import evaluate, headline
+from privbench.bench.evaluators import FreshClassifier, utility_accuracies, utility_accuracy
 from privbench.bench.suites import make_case, parse_suite
 from privbench.datasets import InputError, make_scenario, task_for
 from privbench.datasets.labelled import image_partition

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privbench.bench.evaluate import evaluate, headline
+from privbench.bench.evaluators import evaluate, headline
 from privbench.datasets.errors import InputError
 from privbench.datasets.samples import Samples
 from privbench.datasets.scenarios import make_scenario

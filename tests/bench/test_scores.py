@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from privbench.bench.evaluate import Evaluation, evaluate, headline
+from privbench.bench.evaluators import Evaluation, evaluate, headline
 from privbench.bench.scores import REASON_EXACT, REASON_FAMILY, aggregate, area_between, score
 from privbench.datasets import BinaryGMM, GaussianScalar, InputError, SymmetricPair, task_for
 from privbench.learners.mechanisms import FiniteChannel, LinearGaussian, MixtureShift

@@ -40,7 +40,7 @@ import time
 import numpy as np
 import pytest
 
-from privbench.bench.plugin import PlugIn
+from privbench.bench.plug_in import PlugIn
 from privbench.datasets import Binary, SymmetricPair, task_for
 from privbench.learners import make_learner
 from privbench.theory import curve

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privbench.bench.plugin import PlugIn, estimate_joint
+from privbench.bench.plug_in import PlugIn, estimate_joint
 from privbench.datasets import Finite, InputError, Samples, SymmetricPair, Task, task_for
 from privbench.learners import TrainingError, available, make_learner
 from privbench.learners.ppan_finite import empirical_tables, project_simplex
@@ -126,7 +126,7 @@ def test_project_simplex_projects():
 
 
 # --------------------------------------------------------------------------
-# the plug-in baseline (bench/plugin.py)
+# the plug-in baseline (bench/plug_in.py)
 # --------------------------------------------------------------------------
 
 

@@ -60,6 +60,10 @@ from scipy.special import xlogy
 
 from privbench.datasets.errors import InputError
 
+from privbench.datasets.vocabulary import LABELLED_PRIVACIES
+
+from .evaluation import Evaluation, check_counts, check_release, make_evaluation, mechanism_task
+
 CLASSIFIER = {"hidden": 128, "batch_size": 128, "lr": 1e-3, "max_epochs": 40, "patience": 3,
               "val_fraction": 0.15}
 PREVIEW_ROWS = 8
@@ -189,7 +193,6 @@ def evaluate_labelled(mech: Any, sc: Any, task: Any, n_eval: int, seed: int) -> 
     seed : int
         Seeds the draws, the releases (fresh noise) and the classifiers.
     """
-    from .evaluate import _check_release, _ev
 
     ss = np.random.SeedSequence(seed)
     r_draw, r_rel, = (np.random.default_rng(s) for s in ss.spawn(2))
@@ -202,8 +205,8 @@ def evaluate_labelled(mech: Any, sc: Any, task: Any, n_eval: int, seed: int) -> 
     else:
         train = sc.draw("train", int(n_eval), r_draw)
         test = sc.draw("held-out", int(n_eval), r_draw)
-    z_tr = _check_release(task, mech.release(task.observe(train.samples), r_rel), len(train.samples))
-    z_te = _check_release(task, mech.release(task.observe(test.samples), r_rel), len(test.samples))
+    z_tr = check_release(task, mech.release(task.observe(train.samples), r_rel), len(train.samples))
+    z_te = check_release(task, mech.release(task.observe(test.samples), r_rel), len(test.samples))
     n_tr, n_te = len(z_tr), len(z_te)
     sizes = {"n_train": n_tr, "n_test": n_te}
 
@@ -227,15 +230,15 @@ def evaluate_labelled(mech: Any, sc: Any, task: Any, n_eval: int, seed: int) -> 
         detail_map["preview"] = {"dataset_rows": test.rows[pick].tolist(),
                                  "heldout_rows": _heldout_rows(sc, test.rows[pick]),
                                  "shape": list(task.image_shape), "images": np.round(z_te[pick], 2).tolist()}
-    out = [_ev("map", acc, EVALUATOR, "lower-bound", math.sqrt(acc * (1 - acc) / n_te), **detail_map)]
-    out.append(_ev("mi", float(diff.mean()), EVALUATOR, "lower-bound", float(diff.std(ddof=1) / math.sqrt(n_te)),
+    out = [make_evaluation("map", acc, EVALUATOR, "lower-bound", math.sqrt(acc * (1 - acc) / n_te), **detail_map)]
+    out.append(make_evaluation("mi", float(diff.mean()), EVALUATOR, "lower-bound", float(diff.std(ddof=1) / math.sqrt(n_te)),
                    **sizes, **fit_info, label=s_name, h_s=h_s, mean_log_q=float(lq[np.arange(n_te), s_te].mean()),
                    note="H(S) + mean log Q(S|Z) on held-out releases, H(S) from the true label frequencies"))
 
     util = FreshClassifier(train.n_classes, c_util).fit(z_tr, train.labels)
     lp = util.log_proba(z_te)
     accs = {k: float(np.mean(lp[k].argmax(axis=1) == test.labels[k])) for k in train.n_classes}
-    out.append(_ev("utility", accs[sc.utility_label], EVALUATOR, "lower-bound",
+    out.append(make_evaluation("utility", accs[sc.utility_label], EVALUATOR, "lower-bound",
                    math.sqrt(accs[sc.utility_label] * (1 - accs[sc.utility_label]) / n_te),
                    label=sc.utility_label, accuracy=accs,
                    accuracy_stderr={k: math.sqrt(a * (1 - a) / n_te) for k, a in accs.items()},
@@ -243,7 +246,7 @@ def evaluate_labelled(mech: Any, sc: Any, task: Any, n_eval: int, seed: int) -> 
                    **sizes, epochs=util.epochs_,
                    note="held-out accuracy of fresh classifiers (one shared hidden layer) for every derived label"))
     d = row_distortion(task, test.samples.u, z_te)
-    out.append(_ev("distortion", float(d.mean()), "sample-distortion", "estimate",
+    out.append(make_evaluation("distortion", float(d.mean()), "sample-distortion", "estimate",
                    float(d.std(ddof=1) / math.sqrt(d.size)), n=int(d.size), distortion=task.distortion,
                    rows="held-out"))
     return out
@@ -300,3 +303,18 @@ def utility_accuracy(evaluations: Any, label: str | None = None) -> float:
                 raise InputError(f"label={label!r} has no utility accuracy (allowed: {', '.join(acc)})")
             return float(acc[key])
     return float("nan")
+
+
+def evaluate_labelled_scenario(mech: Any, sc: Any, observation: str | None, privacy: str, n_eval: Any, seed: Any,
+              evaluators: str | None) -> list[Evaluation]:
+    """Scenarios with no known optimum (``privbench.datasets.labelled``): the fresh-classifier
+    evaluators of this module (map, mi, utility, distortion), after checking the arguments."""
+    if privacy not in LABELLED_PRIVACIES:
+        raise InputError(f"privacy={privacy!r} has no evaluator for {sc.name} (allowed: "
+                         f"{', '.join(LABELLED_PRIVACIES)})")
+    check_counts(n_eval, seed)
+    if evaluators is not None:
+        raise InputError(f"evaluators={evaluators!r} is not available for {sc.name} (only the standard "
+                         "fresh-classifier evaluators)")
+    want = mechanism_task(mech, lambda obs: sc.task_for(obs, privacy), sc.id, observation, privacy)
+    return evaluate_labelled(mech, sc, want, int(n_eval), int(seed))

@@ -1,0 +1,57 @@
+"""The ``ksg`` evaluator: Kraskov-Stoegbauer-Grassberger kNN estimate of I(S;Z)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial import cKDTree
+from scipy.special import digamma
+
+from .evaluation import Evaluation, batch_stderr, make_evaluation
+
+KSG_K = 4
+KSG_MAX_N = 10000  # above KSG_SMALL_DIM joint dimensions KSG uses only this many rows (cost)
+KSG_SMALL_DIM = 4
+
+
+def ksg_value(x: np.ndarray, y: np.ndarray, k: int) -> float:
+    """Kraskov-Stoegbauer-Grassberger estimator 1 (max-norm), nats."""
+    n = len(x)
+    xy = np.hstack([x, y])
+    eps = cKDTree(xy).query(xy, k=k + 1, p=np.inf)[0][:, -1]
+    r = np.nextafter(eps, 0)  # strictly closer than the k-th joint neighbour
+    nx = cKDTree(x).query_ball_point(x, r, p=np.inf, return_length=True) - 1
+    ny = cKDTree(y).query_ball_point(y, r, p=np.inf, return_length=True) - 1
+    return float(digamma(k) + digamma(n) - np.mean(digamma(nx + 1) + digamma(ny + 1)))
+
+
+def ksg_mi(s: np.ndarray, z: np.ndarray, *, rng: np.random.Generator, k: int = KSG_K) -> Evaluation:
+    """KSG kNN estimate of I(S;Z) (Kraskov et al. 2004, estimator 1, k neighbours).
+
+    Each variable's columns are scaled to unit sample variance (columns with
+    zero variance are left), then a jitter of 1e-10 standard normals is added
+    to break ties (as scikit-learn does).  When d_s + d_z > 4 only the first
+    ``KSG_MAX_N`` = 10000 rows are used (the neighbour counts get expensive in
+    high dimension).  ``value`` is the estimate clipped at 0 (``detail["raw"]``
+    unclipped); ``stderr`` is the spread over 10 batches divided by sqrt(10).
+    Consistent, but biased downward for strong dependence in many dimensions
+    (about -0.07 nats of 0.44 for PPAN's 5+5-dimensional example, -0.6 of 3.1
+    for its 5-dimensional Gaussian source at 10^4 samples); kind "estimate".
+
+    Parameters
+    ----------
+    s : ndarray, shape (n, d_s)
+    z : ndarray, shape (n, d_z)
+    """
+
+    def prep(a: np.ndarray) -> np.ndarray:
+        a = a.reshape(len(a), -1).astype(float)
+        sd = a.std(axis=0)
+        a = (a - a.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+        return a + 1e-10 * rng.standard_normal(a.shape)
+
+    s, z = s.reshape(len(s), -1), z.reshape(len(z), -1)
+    n = len(s) if s.shape[1] + z.shape[1] <= KSG_SMALL_DIM else min(len(s), KSG_MAX_N)
+    x, y = prep(s[:n]), prep(z[:n])
+    raw = ksg_value(x, y, k)
+    se = batch_stderr(lambda a, b: ksg_value(a, b, k), len(x), x, y)
+    return make_evaluation("mi", max(raw, 0.0), "ksg", "estimate", se, raw=raw, k=k, n=len(x))
