@@ -166,31 +166,6 @@ class ConfigTensorsMechanism(Mechanism):
     def _from_state(cls, task, budget, info, config, tensors):  # type: ignore[override]
         return cls(task, budget, config, tensors, info)
 
-def load_mechanism(path: str | os.PathLike) -> Mechanism:
-    """Load a mechanism saved by :meth:`Mechanism.save`.
-
-    Only plain tensors, strings and numbers are unpickled
-    (``torch.load(weights_only=True)``); anything else raises :class:`InputError`.
-    """
-    import torch
-
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"mechanism file {str(path)!r} does not exist")
-    try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception:  # noqa: BLE001 - any unpickling failure is a refusal
-        raise InputError(f"{str(path)!r} is not a safe privbench mechanism file (torch.load with "
-                         "weights_only=True refused it: it is corrupt or holds pickled objects)") from None
-    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise InputError(f"{str(path)!r} is not a privbench mechanism file (format {FORMAT} expected)")
-    kind = blob.get("type")
-    if kind not in MECHANISM_TYPES:
-        raise InputError(f"{str(path)!r} holds mechanism type {kind!r} (known: {', '.join(sorted(MECHANISM_TYPES))})")
-    task = Task.from_dict(json.loads(blob["task"]))
-    return MECHANISM_TYPES[kind]._from_state(task, float(blob["budget"]), json.loads(blob["info"]),
-                                             json.loads(blob["config"]), dict(blob["tensors"]))
-
 
 # --------------------------------------------------------------------------
 # learners
