@@ -30,11 +30,9 @@ from privbench.datasets.errors import InputError
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
+from .errors import TrainingError
+
 FORMAT = "privbench-mechanism/1"
-
-
-class TrainingError(RuntimeError):
-    """Training diverged (NaN/inf loss or parameters); the message names the step."""
 
 
 # --------------------------------------------------------------------------
@@ -149,7 +147,6 @@ class Mechanism(ABC):
         return f"{type(self).__name__}(budget={self.budget:g}, task={self.task.kind}/{self.task.observation})"
 
 
-
 class ConfigTensorsMechanism(Mechanism):
     """A mechanism whose whole state is ``self.config`` (JSON-able) and ``self.tensors`` (name -> tensor).
 
@@ -236,7 +233,7 @@ class Learner(ABC):
         budgets = check_budgets(budget if many else [budget])
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise InputError(f"seed={seed!r} must be a non-negative integer")
-        from .torch_utils import resolve_device
+        from .nn.core import resolve_device
 
         dev = resolve_device(device)
         mechs = self._fit(samples, task, budgets, int(seed), dev)

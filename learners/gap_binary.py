@@ -52,9 +52,9 @@ from dataclasses import replace
 from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice
-from .ppan_finite import DTYPES, GameConfig, channel_mechanisms, empirical_tables, play
+from .nn.core import torch_threads
+from .nn.finite_game import DTYPES, GameConfig, channel_mechanisms, empirical_tables, play
 from .registry import register
-from .torch_utils import torch_threads
 
 ADVERSARIES = {"xent": "log", "alpha": "alpha", "xent-tilted": "tilted"}
 

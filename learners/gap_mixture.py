@@ -34,9 +34,9 @@ from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice
 from .mechanisms import MixtureShift
-from .ppan_nets import init_members
+from .nn.core import check_loss, cosine_lr, generator, seeds, to_tensor, torch_threads
+from .nn.sweep import SweepMLP, init_members
 from .registry import register
-from .torch_utils import SweepMLP, check_loss, cosine_lr, generator, seeds, to_tensor, torch_threads
 
 SCHEDULES = ("default", "paper")
 #: tuned: exact distortion, the Lagrangian, 30 epochs (see tests/benchmarks/test_bench_learners_continuous.py)

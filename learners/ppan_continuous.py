@@ -6,7 +6,7 @@ adversary is Gaussian (mean, log-variance) for a continuous S (gaussian tasks) a
 softmax for a discrete S (mixture tasks).  ``adversary_steps = k >= 1`` adversary
 updates precede each mechanism update (appendix A); ``k = 0`` updates both players
 from one forward/backward pass (simultaneous gradient descent-ascent, half the cost).
-Mechanism families are in :mod:`privbench.learners.ppan_nets` (``linear``,
+Mechanism families are in :mod:`privbench.learners.nn.release` (``linear``,
 ``gaussian``, ``seed``, ``gmm``); each registered learner fixes one.
 
 Distortion term, with d the batch mean of ||U - Z||^2 and delta the budget:
@@ -59,10 +59,13 @@ from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice
 from .mechanisms import LinearGaussian
-from .ppan_nets import (PPANNet, SweepRelease, Whitener, adversary_outputs, build_adversary, build_release,
-                        gaussian_mi, init_members, log_q, member_tensors, noise_baseline_mi)
+from .nn.adversary import Whitener, adversary_outputs, build_adversary, log_q
+from .nn.core import check_loss, cosine_lr, generator, seeds, to_tensor, torch_threads
+from .nn.leakage import gaussian_mi, noise_baseline_mi
+from .nn.release import SweepRelease, build_release, member_tensors
+from .nn.sweep import init_members
+from .ppan_net import PPANNet
 from .registry import register
-from .torch_utils import check_loss, cosine_lr, generator, seeds, to_tensor, torch_threads
 
 SCHEDULES = ("default", "paper")
 CONSTRAINTS = ("lagrangian", "mean-penalty", "sample-penalty")

@@ -38,7 +38,7 @@ better at budgets close to the identity's distortion, but on the MNIST subset it
 left large budgets unused and hid the digit less (see the issue #3 report).
 
 Budgets are batched: one network per budget, all trained as one with the
-sweep layers of :mod:`.torch_utils` (independent weights, one Adam state each).
+sweep layers of :mod:`.nn.sweep` (independent weights, one Adam state each).
 On an H100 five budgets cost what one does (about 5 ms a step, either schedule);
 on one CPU thread the cost grows linearly (default: 11 ms a step per budget,
 paper: 55 ms, on the 3,500-image MNIST-subset split).
@@ -63,8 +63,8 @@ from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice, mechanism_type
 from .registry import register
-from .torch_utils import (SweepLinear, SweepMLP, check_loss, generator, init_module, rng_generator, seeds,
-                          to_tensor, torch_threads)
+from .nn.core import check_loss, generator, init_module, rng_generator, seeds, to_tensor, torch_threads
+from .nn.sweep import SweepLinear, SweepMLP
 
 SCHEDULES: dict[str, dict[str, Any]] = {
     "paper": dict(hidden=(1000, 1000), adv_hidden=(1000, 1000), disc_hidden=(500,), n_noise=20, epochs=50,

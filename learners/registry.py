@@ -39,7 +39,7 @@ _LOADED = False
 #: Modules of privbench.learners that register built-in learners (``@register``)
 #: or mechanism types (``@mechanism_type``) when imported.
 BUILTIN_MODULES = (
-    "mechanisms", "ppan_nets", "baselines", "ppan_finite", "gap_binary", "ppan_continuous", "gap_mixture",
+    "mechanisms", "ppan_net", "baselines", "ppan_finite", "gap_binary", "ppan_continuous", "gap_mixture",
     "ppan_image", "chi2_sanitizer", "latent_filter",
 )
 ENTRY_POINT_GROUP = "privbench.learners"

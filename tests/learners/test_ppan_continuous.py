@@ -15,7 +15,7 @@ from privbench.datasets import BinaryGMM, GaussianScalar, GaussianVector, InputE
 from privbench.learners import TrainingError, load_mechanism, make_learner
 from privbench.learners import ppan_continuous as pc
 from privbench.learners.mechanisms import LinearGaussian
-from privbench.learners.ppan_nets import gaussian_mi, noise_baseline_mi
+from privbench.learners.nn.leakage import gaussian_mi, noise_baseline_mi
 from privbench.theory.gaussian import linear_gaussian_leakage, scalar_full_mi, scalar_useful_mi
 
 SC = GaussianScalar(0.85)  # PPAN §III-B3
@@ -96,7 +96,7 @@ def test_mixture_adversary_log_likelihood():
     """n_mix equal components give the Gaussian log-likelihood; the mixture is normalised."""
     import torch
 
-    from privbench.learners.ppan_nets import log_q
+    from privbench.learners.nn.adversary import log_q
 
     gen = torch.Generator().manual_seed(0)
     s = torch.randn(7, 2, generator=gen)

@@ -13,7 +13,7 @@ import pytest
 from privbench.bench.plugin import PlugIn, estimate_joint
 from privbench.datasets import Finite, InputError, Samples, SymmetricPair, Task, task_for
 from privbench.learners import TrainingError, available, make_learner
-from privbench.learners.ppan_finite import empirical_tables, project_simplex
+from privbench.learners.nn.finite_game import empirical_tables, project_simplex
 from privbench.theory.finite import solve_finite
 from privbench.theory.measures import channel_measures
 
