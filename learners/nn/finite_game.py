@@ -160,6 +160,63 @@ def _initial(cfg: GameConfig, task: Task, k: int, gen: torch.Generator,
     return priv, adv
 
 
+def _mixture_round(C: torch.Tensor, A: torch.Tensor, gs_t: torch.Tensor, opt_a: _Adam, cfg: GameConfig,
+                   scale: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Adversary steps against GAP eq (33)'s mixed belief; (value (k,), d value / d C (k, n_w, n_z))."""
+    gsw_k = gs_t.unsqueeze(0)  # P^(s, w) laid out (1, n_w, n_s)
+    for _ in range(cfg.adversary_steps):
+        q = torch.softmax(A, -1)
+        r = torch.matmul(C, q).clamp_min(1e-300)  # (k, n_w, n_s): GAP eq (33) belief
+        gq = torch.matmul(C.transpose(1, 2), gsw_k / r)  # d LL / d q, (k, n_z, n_s)
+        opt_a.step(-(q * (gq - (q * gq).sum(-1, keepdim=True))), cfg.adversary_lr * scale)
+    q = torch.softmax(A, -1)
+    r = torch.matmul(C, q).clamp_min(1e-300)
+    value = (gsw_k * torch.log(r)).sum((1, 2))
+    g_c = torch.matmul(gsw_k / r, q.transpose(1, 2))  # d LL / d C, (k, n_w, n_z)
+    return value, g_c
+
+
+def _expected_round(C: torch.Tensor, A: torch.Tensor, gs_t: torch.Tensor, opt_a: _Adam, cfg: GameConfig,
+                    scale: float, alpha: float, expo: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Adversary steps on the expected loss (PPAN eq (6)); (value (k,), d value / d C (k, n_w, n_z))."""
+    pzs = torch.matmul(C.transpose(1, 2), gs_t)  # P(s, z) laid out (k, n_z, n_s)
+    for _ in range(cfg.adversary_steps):
+        q = torch.softmax(A, -1)
+        wq = pzs if cfg.adversary_loss != "alpha" or alpha == 1 else pzs * q.pow(expo)
+        opt_a.step(-(wq - q * wq.sum(-1, keepdim=True)), cfg.adversary_lr * scale)
+    v = _payoff(A, cfg.adversary_loss, alpha, expo)  # what a unit of P(s, z) is worth to the adversary
+    value = (pzs * v).sum((1, 2))
+    g_c = torch.matmul(gs_t, v.transpose(1, 2))  # (k, n_w, n_z)
+    return value, g_c
+
+
+def _constraint_terms(cfg: GameConfig, gap: torch.Tensor, mu: torch.Tensor, t: int,
+                      dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """(coefficient of the distortion gradient, penalty value) per budget for ``cfg.constraint``."""
+    if cfg.constraint == "penalty":
+        coef, pen = 2 * cfg.penalty * gap.clamp_min(0), cfg.penalty * gap.clamp_min(0) ** 2
+    elif cfg.constraint == "linear-penalty":  # GAP eq (13), rho_t = penalty + growth * t
+        rho_t = cfg.penalty + cfg.penalty_growth * t
+        coef, pen = rho_t * (gap > 0).to(dtype), rho_t * gap.clamp_min(0)
+    elif cfg.constraint == "lagrangian":
+        coef, pen = mu, mu * gap
+    else:
+        rho = cfg.penalty
+        coef = (mu + rho * gap).clamp_min(0)
+        pen = (coef ** 2 - mu ** 2) / (2 * rho)
+    return coef, pen
+
+
+def _privatizer_step(P: torch.Tensor, C: torch.Tensor, g_c: torch.Tensor, opt_p: _Adam, cfg: GameConfig,
+                     scale: float, softmax: bool) -> None:
+    """One Adam step of the privatizer parameters P (in place) along the gradient ``g_c`` w.r.t. C."""
+    if softmax:
+        opt_p.step(C * (g_c - (C * g_c).sum(-1, keepdim=True)), cfg.lr * scale)
+    else:  # tangent-space gradient (for binary Z: GAP's one parameter s per row), then project
+        opt_p.step(g_c - g_c.mean(-1, keepdim=True), cfg.lr * scale)
+        P.copy_(project_simplex(P))
+
+
 def play(g_sw: np.ndarray, d_wz: np.ndarray, task: Task, budgets: np.ndarray, cfg: GameConfig, seed: int,
          device: torch.device, dtype: torch.dtype = torch.float64,
          what: str = "privatizer loss") -> tuple[np.ndarray, dict[str, Any]]:
@@ -211,45 +268,15 @@ def play(g_sw: np.ndarray, d_wz: np.ndarray, task: Task, budgets: np.ndarray, cf
             cfg.lr_final + (1 - cfg.lr_final) * 0.5 * (1 + math.cos(math.pi * t / cfg.steps))
         C = torch.softmax(P, -1) if softmax else P
         if mixture:
-            gsw_k = gs_t.unsqueeze(0)  # P^(s, w) laid out (1, n_w, n_s)
-            for _ in range(cfg.adversary_steps):
-                q = torch.softmax(A, -1)
-                r = torch.matmul(C, q).clamp_min(1e-300)  # (k, n_w, n_s): GAP eq (33) belief
-                gq = torch.matmul(C.transpose(1, 2), gsw_k / r)  # d LL / d q, (k, n_z, n_s)
-                opt_a.step(-(q * (gq - (q * gq).sum(-1, keepdim=True))), cfg.adversary_lr * scale)
-            q = torch.softmax(A, -1)
-            r = torch.matmul(C, q).clamp_min(1e-300)
-            value = (gsw_k * torch.log(r)).sum((1, 2))
-            g_c = torch.matmul(gsw_k / r, q.transpose(1, 2))  # d LL / d C, (k, n_w, n_z)
+            value, g_c = _mixture_round(C, A, gs_t, opt_a, cfg, scale)
         else:
-            pzs = torch.matmul(C.transpose(1, 2), gs_t)  # P(s, z) laid out (k, n_z, n_s)
-            for _ in range(cfg.adversary_steps):
-                q = torch.softmax(A, -1)
-                wq = pzs if cfg.adversary_loss != "alpha" or alpha == 1 else pzs * q.pow(expo)
-                opt_a.step(-(wq - q * wq.sum(-1, keepdim=True)), cfg.adversary_lr * scale)
-            v = _payoff(A, cfg.adversary_loss, alpha, expo)  # what a unit of P(s, z) is worth to the adversary
-            value = (pzs * v).sum((1, 2))
-            g_c = torch.matmul(gs_t, v.transpose(1, 2))  # (k, n_w, n_z)
+            value, g_c = _expected_round(C, A, gs_t, opt_a, cfg, scale, alpha, expo)
         d = (dw * C).sum((1, 2))
         gap = d - b
-        if cfg.constraint == "penalty":
-            coef, pen = 2 * cfg.penalty * gap.clamp_min(0), cfg.penalty * gap.clamp_min(0) ** 2
-        elif cfg.constraint == "linear-penalty":  # GAP eq (13), rho_t = penalty + growth * t
-            rho_t = cfg.penalty + cfg.penalty_growth * t
-            coef, pen = rho_t * (gap > 0).to(dtype), rho_t * gap.clamp_min(0)
-        elif cfg.constraint == "lagrangian":
-            coef, pen = mu, mu * gap
-        else:
-            rho = cfg.penalty
-            coef = (mu + rho * gap).clamp_min(0)
-            pen = (coef ** 2 - mu ** 2) / (2 * rho)
+        coef, pen = _constraint_terms(cfg, gap, mu, t, dtype)
         check_loss(value + pen, t, what)
         g_c = g_c + coef[:, None, None] * dw
-        if softmax:
-            opt_p.step(C * (g_c - (C * g_c).sum(-1, keepdim=True)), cfg.lr * scale)
-        else:  # tangent-space gradient (for binary Z: GAP's one parameter s per row), then project
-            opt_p.step(g_c - g_c.mean(-1, keepdim=True), cfg.lr * scale)
-            P.copy_(project_simplex(P))
+        _privatizer_step(P, C, g_c, opt_p, cfg, scale, softmax)
         if cfg.constraint in ("lagrangian", "augmented"):
             mu = (mu + cfg.dual_lr * gap).clamp_min(0)
     C = torch.softmax(P, -1) if softmax else P
