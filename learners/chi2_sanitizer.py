@@ -68,10 +68,11 @@ from privbench.datasets.errors import InputError
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
-from .base import ConfigTensorsMechanism, Learner, Mechanism, check_choice, mechanism_type
+from .base import Learner, Mechanism, check_choice
 from .nn.chi2 import Critic
-from .nn.core import check_loss, generator, init_module, rng_generator, seeds, to_tensor, torch_threads
-from .nn.sweep import SweepMLP, label_features, mlp_forward, sweep_slice
+from .nn.core import check_loss, generator, init_module, seeds, to_tensor, torch_threads
+from .nn.sweep import SweepMLP, sweep_slice
+from .noise_sanitizer import NoiseSanitizer
 from .registry import register
 
 CONDITIONS = ("auto", "none", "s", "w")
@@ -84,77 +85,8 @@ SCHEDULES: dict[str, dict[str, Any]] = {
 }
 
 
-# --------------------------------------------------------------------------
-# plain MLPs (what a mechanism stores: one slice of a sweep-batched network)
-# --------------------------------------------------------------------------
-
-
-# --------------------------------------------------------------------------
-# the variational chi-square estimate (eq 21)
-# --------------------------------------------------------------------------
-
-
 #: training rows (the first ones) on which the final critic is scored after training
 ADVERSARY_CHECK_N = 4096
-
-
-# --------------------------------------------------------------------------
-# mechanism
-# --------------------------------------------------------------------------
-
-
-@mechanism_type("noise-sanitizer")
-class NoiseSanitizer(ConfigTensorsMechanism):
-    """Z = U + a h(C, N) (then f_tau for ``utility="mlp"``); see the module docstring.
-
-    ``config``: condition, noise_dim, activation, utility, utility_activation,
-    amplitude (a), u_mean, u_std (d_u,), s_mean, s_std (gaussian S).
-    ``tensors``: ``h.{j}.weight``/``bias`` and, for ``mlp``, ``f.{j}.*``.
-    """
-
-    def __init__(self, task: Task, budget: float, config: dict[str, Any], tensors: dict[str, torch.Tensor],
-                 info: dict[str, Any] | None = None) -> None:
-        super().__init__(task, budget, info)
-        if task.kind not in ("mixture", "gaussian"):
-            raise InputError(f"noise-sanitizer mechanisms are for mixture/gaussian tasks, not {task.kind}")
-        self.config = dict(config)
-        self.tensors = {k: v.detach().cpu() for k, v in tensors.items()}
-
-    def conditioning(self, w: np.ndarray) -> np.ndarray:
-        """C for canonical W rows, shape (n, d_c) (possibly d_c = 0)."""
-        cfg, task = self.config, self.task
-        cond = cfg["condition"]
-        if cond == "none":
-            return np.zeros((len(w), 0))
-        if task.kind == "mixture":
-            s = w[:, 0]
-            if np.any((s != np.round(s)) | (s < 0) | (s >= task.n_s)):  # type: ignore[operator]
-                raise InputError(f"the S column of W must hold labels 0..{task.n_s - 1}")  # type: ignore[operator]
-            sf = label_features(s.astype(np.int64), task.n_s)  # type: ignore[arg-type]
-            u = w[:, 1:]
-        else:
-            d_s = task.d_s
-            sf = (w[:, :d_s] - np.asarray(cfg["s_mean"])) / np.asarray(cfg["s_std"])
-            u = w[:, d_s:]
-        if cond == "s":
-            return sf
-        uf = (u - np.asarray(cfg["u_mean"])) / np.asarray(cfg["u_std"])
-        return np.concatenate([sf, uf], 1) if task.observation == "full" else uf
-
-    def release(self, w: Any, rng: np.random.Generator) -> np.ndarray:
-        w = self.task.check_w(w)
-        cfg = self.config
-        gen = rng_generator(rng)
-        c = torch.as_tensor(self.conditioning(w), dtype=torch.float64)
-        n = torch.randn(len(w), cfg["noise_dim"], generator=gen, dtype=torch.float64)
-        u = torch.as_tensor(w[:, -self.task.d_u:])  # type: ignore[operator]
-        with torch.no_grad():
-            y = u + cfg["amplitude"] * mlp_forward(self.tensors, "h", torch.cat([c, n], 1), cfg["activation"])
-            if cfg["utility"] == "mlp":
-                mean = torch.as_tensor(cfg["u_mean"], dtype=torch.float64)
-                std = torch.as_tensor(cfg["u_std"], dtype=torch.float64)
-                y = y + std * mlp_forward(self.tensors, "f", (y - mean) / std, cfg["utility_activation"])
-        return y.numpy().astype(np.float64)
 
 
 # --------------------------------------------------------------------------
@@ -297,15 +229,7 @@ class Chi2Sanitizer(Learner):
         ngen = generator(b_np, device)
         hidden, layers = hp["hidden"], hp["layers"]
         d_c, d_n = cfeat.shape[1], config["noise_dim"]
-        h = init_module(SweepMLP(k, [d_c + d_n] + [hidden] * (layers - 1) + [d_u], "leaky_relu"), gen).to(device)
-        with torch.no_grad():
-            h.net[-1].bias.zero_()
-        f = None
-        if config["utility"] == "mlp":
-            f = init_module(SweepMLP(k, [d_u] + [hidden] * (layers - 1) + [d_u], "tanh"), gen).to(device)
-            with torch.no_grad():
-                f.net[-1].weight.zero_()
-                f.net[-1].bias.zero_()
+        h, f = _networks(k, d_c + d_n, d_u, hidden, layers, config["utility"] == "mlp", gen, device)
         label = task.kind == "mixture"
         amp = torch.as_tensor(np.sqrt(budgets), dtype=torch.float32, device=device).view(k, 1, 1)
         bud = torch.as_tensor(budgets, dtype=torch.float32, device=device)
@@ -314,12 +238,7 @@ class Chi2Sanitizer(Learner):
         critic = Critic(k, d_u, None if label else task.d_s, task.n_s if label else None, hidden, layers, gen,
                          device, u_mean, u_std)
         ut, ct = to_tensor(u_np, device), to_tensor(cfeat, device)
-        if label:
-            st = torch.as_tensor(np.asarray(samples.s, dtype=np.int64), device=device)
-            p_s = torch.as_tensor(np.bincount(samples.s, minlength=task.n_s) / n, dtype=torch.float32, device=device)
-        else:
-            sa = np.asarray(samples.s, dtype=float).reshape(n, -1)
-            st, p_s = to_tensor((sa - sa.mean(0)) / np.maximum(sa.std(0), 1e-9), device), None
+        st, p_s = _s_tensors(samples, task, label, device)
         gen_params = list(h.parameters())
         util_params = list(f.parameters()) if f is not None else []
         opt_g = torch.optim.Adam(gen_params + util_params, lr=hp["lr"])
@@ -369,20 +288,7 @@ class Chi2Sanitizer(Learner):
             opt_g.step()
             last = {"chi2_estimate": r.detach().cpu().numpy(), "distortion": dist.detach().cpu().numpy()}
         out = self._calibrate(k, h, f, forward, ut, budgets, ngen, d_n, n, device, hp, last, fill)
-        with torch.no_grad():  # the final critic vs the calibrated release, on a fixed slice, its own noise
-            m_chk = min(n, ADVERSARY_CHECK_N)
-            idx = torch.arange(m_chk, device=device)
-            noise = torch.randn(k, m_chk, d_n, generator=generator(b_np ^ 2, device), device=device)
-            a = torch.as_tensor([info["amplitude"] for _, info in out], dtype=torch.float32, device=device)
-            y = forward(idx, noise, a)[0]
-            chi2 = critic.ratio(y, st[idx], p_s, max(1, m_chk // 2)).double().cpu().numpy()
-        note = (f"eq (21) with the final critic g_phi on the final sanitized Y of the first {m_chk} training rows "
-                "(fresh noise, calibrated amplitude; the critic reads Y, before any utility network)"
-                + ("" if label else "; product pairs by rolling S by half the rows")
-                + "; a lower bound on chi^2(S;Y) up to sampling error; no MI surrogate (mi: None)")
-        for i, (_, info) in enumerate(out):
-            info["training_adversary"] = {"mi": None, "accuracy": None, "chi2": float(chi2[i]), "n": m_chk,
-                                          "note": note}
+        _score_final_critic(out, critic, forward, st, p_s, k, n, d_n, label, generator(b_np ^ 2, device), device)
         return out
 
     @staticmethod
@@ -425,3 +331,51 @@ class Chi2Sanitizer(Learner):
                     "last_batch_chi2_estimate": float(last["chi2_estimate"][i]) if last else None}
             out.append((tensors, info))
         return out
+
+
+def _networks(k: int, d_in: int, d_u: int, hidden: int, layers: int, utility_mlp: bool, gen: torch.Generator,
+              device: torch.device) -> tuple[SweepMLP, SweepMLP | None]:
+    """The noise network h (last bias 0) and, for ``utility="mlp"``, the utility network f (last layer 0)."""
+    h = init_module(SweepMLP(k, [d_in] + [hidden] * (layers - 1) + [d_u], "leaky_relu"), gen).to(device)
+    with torch.no_grad():
+        h.net[-1].bias.zero_()
+    f = None
+    if utility_mlp:
+        f = init_module(SweepMLP(k, [d_u] + [hidden] * (layers - 1) + [d_u], "tanh"), gen).to(device)
+        with torch.no_grad():
+            f.net[-1].weight.zero_()
+            f.net[-1].bias.zero_()
+    return h, f
+
+
+def _s_tensors(samples: Samples, task: Task, label: bool, device: torch.device
+               ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(S, P(S)): labels (n,) and their frequencies for a label S, else the standardised S (n, d_s) and None."""
+    n = len(samples)
+    if label:
+        st = torch.as_tensor(np.asarray(samples.s, dtype=np.int64), device=device)
+        p_s = torch.as_tensor(np.bincount(samples.s, minlength=task.n_s) / n, dtype=torch.float32, device=device)
+    else:
+        sa = np.asarray(samples.s, dtype=float).reshape(n, -1)
+        st, p_s = to_tensor((sa - sa.mean(0)) / np.maximum(sa.std(0), 1e-9), device), None
+    return st, p_s
+
+
+def _score_final_critic(out: list[tuple[dict[str, torch.Tensor], dict[str, Any]]], critic: Critic, forward: Any,
+                        st: torch.Tensor, p_s: torch.Tensor | None, k: int, n: int, d_n: int, label: bool,
+                        gen: torch.Generator, device: torch.device) -> None:
+    """Add ``training_adversary`` to each member's info: the final critic vs the calibrated release."""
+    with torch.no_grad():  # the final critic vs the calibrated release, on a fixed slice, its own noise
+        m_chk = min(n, ADVERSARY_CHECK_N)
+        idx = torch.arange(m_chk, device=device)
+        noise = torch.randn(k, m_chk, d_n, generator=gen, device=device)
+        a = torch.as_tensor([info["amplitude"] for _, info in out], dtype=torch.float32, device=device)
+        y = forward(idx, noise, a)[0]
+        chi2 = critic.ratio(y, st[idx], p_s, max(1, m_chk // 2)).double().cpu().numpy()
+    note = (f"eq (21) with the final critic g_phi on the final sanitized Y of the first {m_chk} training rows "
+            "(fresh noise, calibrated amplitude; the critic reads Y, before any utility network)"
+            + ("" if label else "; product pairs by rolling S by half the rows")
+            + "; a lower bound on chi^2(S;Y) up to sampling error; no MI surrogate (mi: None)")
+    for i, (_, info) in enumerate(out):
+        info["training_adversary"] = {"mi": None, "accuracy": None, "chi2": float(chi2[i]), "n": m_chk,
+                                      "note": note}
