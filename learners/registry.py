@@ -40,7 +40,7 @@ _LOADED = False
 #: or mechanism types (``@mechanism_type``) when imported.
 BUILTIN_MODULES = (
     "mechanisms", "ppan_net", "baselines", "ppan_finite", "gap_binary", "ppan_continuous", "gap_mixture",
-    "ppan_image", "noise_sanitizer", "chi2_sanitizer", "latent_filter",
+    "ppan_image", "noise_sanitizer", "chi2_sanitizer", "latent_filter_mechanism", "latent_filter",
 )
 ENTRY_POINT_GROUP = "privbench.learners"
 

@@ -1,5 +1,5 @@
-"""The generative filter's building blocks: Gaussian divergences between latent posteriors and
-the frozen VAE (plain-tensor encoder and decoder).
+"""The generative filter's building blocks: Gaussian divergences between latent posteriors, and
+the VAE (trained by :func:`train_autoencoder`, frozen as plain-tensor encoder and decoder).
 """
 
 from __future__ import annotations
@@ -7,9 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import numpy as np
 import torch
 from torch import nn
 
+from privbench.datasets.samples import Samples
+from privbench.datasets.tasks import Task
+
+from .core import check_loss, generator, init_module, seeds, to_tensor
 from .sweep import mlp_forward
 
 
@@ -110,3 +115,48 @@ class Autoencoder:
         if self.config["output"] == "sigmoid":
             return torch.sigmoid(x)
         return x * torch.as_tensor(self.config["u_std"], dtype=x.dtype) + torch.as_tensor(self.config["u_mean"], dtype=x.dtype)
+
+
+def train_autoencoder(samples: Samples, task: Task, hp: dict[str, Any], seed: int, device: torch.device
+                      ) -> Autoencoder:
+    """Step 1 of the generative filter: a VAE on U (eq 3 / eq 14), frozen into an :class:`Autoencoder`."""
+    u = np.asarray(samples.u, dtype=float).reshape(len(samples), -1)
+    image = task.kind == "image"
+    d_u = task.d_u
+    d_z = int(hp["latent_dim"]) if image else int(min(hp["latent_dim"], d_u))  # type: ignore[type-var]
+    config: dict[str, Any] = {"kind": task.kind, "d_u": d_u, "latent_dim": d_z,
+                              "output": "sigmoid" if image else "linear",
+                              "u_mean": u.mean(0).tolist(), "u_std": np.maximum(u.std(0), 1e-9).tolist()}
+    g_seed, r_seed, n_seed = seeds(seed, 3)
+    gen, rng, ngen = generator(g_seed), np.random.default_rng(r_seed), generator(n_seed, device)
+    enc = init_module(elu_mlp([d_u, hp["hidden"], hp["hidden"], 2 * d_z]), gen).to(device)
+    dec = init_module(elu_mlp([d_z, hp["hidden"], hp["hidden"], d_u]), gen).to(device)
+    x_all = to_tensor(u if image else (u - u.mean(0)) / np.maximum(u.std(0), 1e-9), device)
+    opt = torch.optim.Adam(list(enc.parameters()) + list(dec.parameters()), lr=hp["lr"])
+    bs = min(hp["batch_size"], len(u))
+    loss = torch.zeros(())
+    for step in range(hp["vae_steps"]):
+        x = x_all[torch.as_tensor(rng.integers(0, len(u), bs), device=device)]
+        h = enc(x)
+        mu, logvar = h[:, :d_z], h[:, d_z:].clamp(-12.0, 8.0)
+        z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=ngen, device=device)
+        out = dec(z)
+        if image:  # Bernoulli likelihood: per-pixel cross-entropy, summed (eq 3)
+            rec = nn.functional.binary_cross_entropy_with_logits(out, x, reduction="none").sum(-1)
+        else:      # unit-variance Gaussian on standardised U (eq 12 with l2)
+            rec = 0.5 * ((out - x) ** 2).sum(-1)
+        kl = 0.5 * (mu ** 2 + logvar.exp() - 1.0 - logvar).sum(-1)
+        loss = (rec + hp["gamma"] * kl).mean()
+        if hp["kappa"] > 0:  # eq (14): decoder gradient penalty on r_alpha
+            alpha = torch.rand(bs, 1, generator=ngen, device=device)
+            zr = (alpha * torch.randn(z.shape, generator=ngen, device=device) + (1 - alpha) * z.detach())
+            zr.requires_grad_(True)
+            dz = dec(zr)
+            grad = torch.autograd.grad((torch.sigmoid(dz) if image else dz).sum(), zr, create_graph=True)[0]
+            loss = loss + hp["kappa"] * (torch.relu(grad.norm(dim=-1) - hp["lipschitz"]) ** 2).mean()
+        check_loss(loss, step, "VAE loss (step 1)")
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    tensors = {**plain_tensors(enc, "enc"), **plain_tensors(dec, "dec")}
+    return Autoencoder(config, tensors, {"vae_steps": hp["vae_steps"], "vae_loss": float(loss.detach())})
