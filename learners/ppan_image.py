@@ -325,6 +325,13 @@ class PPANImage(Learner):
                 step += 1
 
         final = self._final_stats(mech, adv, W, U, S, task, g_noise, cfg, k)
+        return self._mechanisms(mech, final, samples, task, budgets, cfg, step)
+
+    def _mechanisms(self, mech: SweepMLP, final: dict[str, list[float]], samples: Samples, task: Task,
+                    budgets: np.ndarray, cfg: dict[str, Any], step: int) -> list[Mechanism]:
+        """One ImageMLPMechanism per budget (member i of the sweep) with its training facts."""
+        n, n_s = len(samples), task.n_s
+        gamma, penalty = float(self.gamma), float(self.penalty)
         freq = np.bincount(np.asarray(samples.s), minlength=n_s) / n
         h_s = float(-(freq[freq > 0] * np.log(freq[freq > 0])).sum())
         mechs: list[Mechanism] = []
