@@ -197,6 +197,33 @@ class Learner(ABC):
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
+        """The hyper-parameters training uses for ``task`` with ``n_train`` training samples.
+
+        The one place a learner resolves its hyper-parameters: the constructor's values,
+        each ``None`` filled from the chosen schedule (or from the task or the sample size
+        where a default depends on them), validated.  :meth:`fit` trains with exactly these
+        values.  The default returns the constructor's parameters as stored
+        (:meth:`get_params`); learners with schedules override it.
+
+        Parameters
+        ----------
+        task : Task
+        n_train : int
+            Number of training samples.
+
+        Returns
+        -------
+        dict
+            Hyper-parameter name -> value.
+
+        Raises
+        ------
+        InputError
+            A hyper-parameter is out of range or unknown.
+        """
+        return self.get_params()
+
     def supports(self, task: Task) -> bool:
         return (task.kind in self.serves and task.observation in self.observations
                 and task.privacy in self.privacies)

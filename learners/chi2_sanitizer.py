@@ -157,7 +157,7 @@ class Chi2Sanitizer(Learner):
         self.fill_budget = fill_budget
         self.threads = threads
 
-    def resolved(self) -> dict[str, Any]:
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
         """Hyper-parameters after the schedule's defaults are applied (validated)."""
         check_choice("schedule", self.schedule, tuple(SCHEDULES))
         check_choice("condition", self.condition, CONDITIONS)
@@ -184,7 +184,7 @@ class Chi2Sanitizer(Learner):
 
     # ------------------------------------------------------------------
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
-        hp = self.resolved()
+        hp = self.resolved(task, len(samples))
         cond = self.condition
         if cond == "auto":
             cond = "none" if task.observation == "useful" else "s"

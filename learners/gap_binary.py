@@ -47,7 +47,8 @@ empirical joint, all budgets batched).  Choices:
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
+from typing import Any
 
 from privbench.datasets.tasks import Task
 
@@ -116,8 +117,8 @@ class GAPFinite(Learner):
         self.threads = threads
         self.dtype = dtype
 
-    def config(self, task: Task) -> GameConfig:
-        """The resolved game configuration for ``task`` (schedule, privacy and overrides)."""
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
+        """The game configuration for ``task`` (schedule, privacy and overrides): the fields of :class:`GameConfig`."""
         paper = check_choice("schedule", self.schedule, ("default", "paper")) == "paper"
         cfg = GAP_PAPER if paper else GAP_DEFAULT
         adversary = self.adversary
@@ -129,10 +130,10 @@ class GAPFinite(Learner):
                                               "dual_lr", "init")}
         over = {k: v for k, v in over.items() if v is not None}
         alpha = 1.0 if adversary == "xent" else self.alpha
-        return replace(cfg, adversary_loss=ADVERSARIES[adversary], alpha=alpha, **over).check()
+        return asdict(replace(cfg, adversary_loss=ADVERSARIES[adversary], alpha=alpha, **over).check())
 
     def _fit(self, samples, task, budgets, seed, device) -> list[Mechanism]:
-        cfg = self.config(task)
+        cfg = GameConfig(**self.resolved(task, len(samples)))
         dtype = DTYPES[check_choice("dtype", self.dtype, tuple(DTYPES))]
         g_sw, d_wz, unseen = empirical_tables(samples, task)
         with torch_threads(self.threads):

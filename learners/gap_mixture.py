@@ -82,7 +82,7 @@ class GAPMixture(Learner):
         self.alpha = alpha
         self.threads = threads
 
-    def resolved(self) -> dict[str, Any]:
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
         """The hyper-parameters used (the schedule's, overridden by those given), validated."""
         check_choice("schedule", self.schedule, SCHEDULES)
         hp = dict(PAPER if self.schedule == "paper" else DEFAULT)
@@ -111,7 +111,7 @@ class GAPMixture(Learner):
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
         if task.n_s != 2 or task.d_u != 1:
             raise InputError(f"gap-mixture needs binary S and scalar U (got n_s={task.n_s}, d_u={task.d_u})")
-        hp = self.resolved()
+        hp = self.resolved(task, len(samples))
         with torch_threads(self.threads):
             params, info = _train(samples, task, budgets, hp, hp["loss"], float(hp["alpha"]), seed, device)
         mechs: list[Mechanism] = []

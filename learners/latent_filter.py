@@ -154,7 +154,7 @@ class LatentFilter(Learner):
         self.penalty = penalty
         self.threads = threads
 
-    def resolved(self) -> dict[str, Any]:
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
         """Hyper-parameters after the schedule's defaults (validated)."""
         check_choice("schedule", self.schedule, tuple(SCHEDULES))
         check_choice("divergence", self.divergence, DIVERGENCES)
@@ -184,7 +184,7 @@ class LatentFilter(Learner):
         samples = self._check(samples, task, seed)
         dev = resolve_device(device)
         with torch_threads(self.threads if dev.type == "cpu" else None):
-            return train_autoencoder(samples, task, self.resolved(), seed, dev)
+            return train_autoencoder(samples, task, self.resolved(task, len(samples)), seed, dev)
 
     def fit_filter(self, autoencoder: Autoencoder, samples: Samples, task: Task, budget: Any, seed: int = 0,
                    device: str = "auto") -> Mechanism | list[Mechanism]:
@@ -197,7 +197,7 @@ class LatentFilter(Learner):
         budgets = check_budgets(budget if many else [budget])
         dev = resolve_device(device)
         with torch_threads(self.threads if dev.type == "cpu" else None):
-            mechs = self._train_filters(autoencoder, samples, task, budgets, self.resolved(), seed, dev)
+            mechs = self._train_filters(autoencoder, samples, task, budgets, self.resolved(task, len(samples)), seed, dev)
         for m in mechs:
             m._check_finite_state()
             m.info.setdefault("learner", self.name)
@@ -235,7 +235,7 @@ class LatentFilter(Learner):
 
     # --- Learner API ------------------------------------------------------
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
-        hp = self.resolved()
+        hp = self.resolved(task, len(samples))
         seed_ae, seed_f = seeds(seed, 2)
         with torch_threads(self.threads if device.type == "cpu" else None):
             ae = train_autoencoder(samples, task, hp, seed_ae, device)

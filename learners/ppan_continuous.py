@@ -134,8 +134,8 @@ class _PPANContinuous(Learner):
         self.collapse_tol = collapse_tol
 
     # ------------------------------------------------------------------
-    def resolved(self, task: Task, n: int) -> dict[str, Any]:
-        """The hyper-parameters used for ``task`` with ``n`` training samples (validated)."""
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
+        """The hyper-parameters used for ``task`` with ``n_train`` training samples (validated)."""
         check_choice("schedule", self.schedule, SCHEDULES)
         scalar = task.d_u == 1 and (task.kind == "mixture" or task.d_s == 1)
         if self.schedule == "paper":
@@ -175,15 +175,15 @@ class _PPANContinuous(Learner):
             hp[key] = tuple(hp[key])
             for h in hp[key]:
                 _check_int(key, h)
-        hp["batch_size"] = min(int(hp["batch_size"]), n)
+        hp["batch_size"] = min(int(hp["batch_size"]), n_train)
         if hp.get("steps") is not None:
             _check_int("steps", hp["steps"])
         else:
             _check_int("epochs", hp["epochs"])
-            hp["steps"] = int(hp["epochs"]) * math.ceil(n / hp["batch_size"])
+            hp["steps"] = int(hp["epochs"]) * math.ceil(n_train / hp["batch_size"])
         return hp
 
-    def _config(self, task: Task, hp: dict[str, Any]) -> dict[str, Any]:
+    def _architecture(self, task: Task, hp: dict[str, Any]) -> dict[str, Any]:
         cfg: dict[str, Any] = {"family": self.family, "d_w": task.d_w, "d_u": task.d_u}
         if self.family == "linear":
             cfg["bias"] = task.kind != "gaussian"
@@ -198,7 +198,7 @@ class _PPANContinuous(Learner):
     # ------------------------------------------------------------------
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
         hp = self.resolved(task, len(samples))
-        cfg = self._config(task, hp)
+        cfg = self._architecture(task, hp)
         data = TrainingData(samples, task, device, int(hp["adversary_components"]))
         k, rounds = len(budgets), self.max_restarts + 1
         derived = seeds(seed, (k + 1) * rounds)  # member seeds per attempt, then one sweep seed per attempt

@@ -30,7 +30,8 @@ its own adversary losses, belief and constraint forms.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
+from typing import Any
 
 from privbench.datasets.tasks import Task
 
@@ -93,18 +94,18 @@ class PPANFinite(Learner):
         self.threads = threads
         self.dtype = dtype
 
-    def config(self, task: Task) -> GameConfig:
-        """The resolved game configuration for ``task`` (schedule plus overrides)."""
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
+        """The game configuration for ``task`` (schedule plus overrides): the fields of :class:`GameConfig`."""
         check_choice("schedule", self.schedule, ("default", "paper"))
         cfg = PPAN_DEFAULT
         if self.schedule == "paper":
             cfg = PPAN_PAPER if task.observation == "full" else replace(PPAN_PAPER, steps=PPAN_PAPER_USEFUL_STEPS)
         over = {k: getattr(self, k) for k in ("steps", "lr", "adversary_lr", "adversary_steps", "constraint",
                                               "penalty", "dual_lr", "init", "lr_decay")}
-        return replace(cfg, **{k: v for k, v in over.items() if v is not None}).check()
+        return asdict(replace(cfg, **{k: v for k, v in over.items() if v is not None}).check())
 
     def _fit(self, samples, task, budgets, seed, device) -> list[Mechanism]:
-        cfg = self.config(task)
+        cfg = GameConfig(**self.resolved(task, len(samples)))
         dtype = DTYPES[check_choice("dtype", self.dtype, tuple(DTYPES))]
         g_sw, d_wz, unseen = empirical_tables(samples, task)
         with torch_threads(self.threads):

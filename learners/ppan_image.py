@@ -230,7 +230,8 @@ class PPANImage(Learner):
         self.skip = skip
         self.threads = threads
 
-    def _config(self) -> dict[str, Any]:
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
+        """The schedule's hyper-parameters with this learner's overrides (validated)."""
         check_choice("schedule", self.schedule, tuple(SCHEDULES))
         cfg = dict(SCHEDULES[self.schedule])
         for key in ("hidden", "adv_hidden", "disc_hidden", "n_noise", "epochs", "batch_size", "adv_steps", "lr",
@@ -255,7 +256,7 @@ class PPANImage(Learner):
         return cfg
 
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
-        cfg = self._config()
+        cfg = self.resolved(task, len(samples))
         with torch_threads(self.threads if device.type == "cpu" else None):
             return self._train(samples, task, budgets, seed, device, cfg)
 
