@@ -8,7 +8,7 @@ distortion budget with the penalty method (13) or the augmented Lagrangian
 (14).  Nothing there needs binary alphabets, so this learner takes any finite
 S, U and Z; observation ``full`` is GAP's PDD, ``useful`` its PDI.
 
-It runs on the game engine of :mod:`.ppan_finite` (exact expectation over the
+It runs on the game engine of :mod:`.nn.finite_game` (exact expectation over the
 empirical joint, all budgets batched).  Choices:
 
 ``adversary``
@@ -32,7 +32,7 @@ empirical joint, all budgets batched).  Choices:
     the privatizer scores the loss of the mixed belief sum_z P(z|w) q(S|z).
 ``constraint``
     ``augmented`` (default): eq (14) with the slack delta minimised out in
-    closed form (the PHR form, see :mod:`.ppan_finite`), multiplier updated each
+    closed form (the PHR form, see :mod:`.nn.finite_game`), multiplier updated each
     step with ``dual_lr``: reaches the budget.  ``linear-penalty``: eq (13) with
     rho_t = penalty + penalty_growth * t (the paper does not give rho_t).
     ``penalty`` (squared hinge) and ``lagrangian`` are also available.
@@ -82,7 +82,7 @@ class GAPFinite(Learner):
     parametrization : {"softmax", "direct"} or None
     constraint : {"augmented", "linear-penalty", "penalty", "lagrangian"} or None
     steps, lr, adversary_lr, adversary_steps, penalty, penalty_growth, dual_lr, init : optional
-        Override the schedule (see :class:`~privbench.learners.ppan_finite.GameConfig`).
+        Override the schedule (see :class:`~privbench.learners.nn.finite_game.GameConfig`).
     threads : int or None
     dtype : {"float64", "float32"}
     """
