@@ -137,7 +137,8 @@ class Mechanism(ABC):
                 os.unlink(tmp)
         return path
 
-    def _check_finite_state(self) -> None:
+    def check_finite_state(self) -> None:
+        """Raise TrainingError when a tensor of the saved state has a NaN/inf entry."""
         _, tensors = self._state()
         for name, t in tensors.items():
             if not bool(np.all(np.isfinite(np.asarray(t.detach().cpu().double().numpy())))):
@@ -267,7 +268,7 @@ class Learner(ABC):
         if len(mechs) != len(budgets):  # pragma: no cover - a learner bug
             raise RuntimeError(f"{self.name} returned {len(mechs)} mechanisms for {len(budgets)} budgets")
         for m in mechs:
-            m._check_finite_state()
+            m.check_finite_state()
             m.info.setdefault("learner", self.name)
         return mechs if many else mechs[0]
 

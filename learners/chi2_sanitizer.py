@@ -70,7 +70,7 @@ from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice
 from .nn.chi2 import Critic
-from .nn.core import check_loss, generator, init_module, seeds, to_tensor, torch_threads
+from .nn.core import ADVERSARY_CHECK_N, check_loss, generator, init_module, seeds, to_tensor, torch_threads
 from .nn.sweep import SweepMLP, sweep_slice
 from .noise_sanitizer import NoiseSanitizer
 from .registry import register
@@ -83,10 +83,6 @@ SCHEDULES: dict[str, dict[str, Any]] = {
     "paper": dict(steps=8000, batch_size=500, lr=1e-4, critic_lr=1e-4, hidden=32, layers=5, critic_steps=1),
     "default": dict(steps=1500, batch_size=500, lr=2e-3, critic_lr=2e-3, hidden=32, layers=3, critic_steps=2),
 }
-
-
-#: training rows (the first ones) on which the final critic is scored after training
-ADVERSARY_CHECK_N = 4096
 
 
 # --------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice
 from .mechanisms import MixtureShift
-from .nn.core import check_loss, cosine_lr, generator, seeds, to_tensor, torch_threads
+from .nn.core import ADVERSARY_CHECK_N, check_loss, cosine_lr, generator, seeds, to_tensor, torch_threads
 from .nn.sweep import SweepMLP, init_members
 from .registry import register
 
@@ -124,10 +124,6 @@ class GAPMixture(Learner):
                                        "schedule": self.schedule, "constraint": hp["constraint"],
                                        "distortion": hp["distortion"], "loss": hp["loss"]}))
         return mechs
-
-
-#: training rows (the first ones) on which the final adversary is scored after training
-ADVERSARY_CHECK_N = 4096
 
 
 def classifier_loss(logit: torch.Tensor, s: torch.Tensor, loss: str = "xent", alpha: float = 10.0) -> torch.Tensor:

@@ -199,7 +199,7 @@ class LatentFilter(Learner):
         with torch_threads(self.threads if dev.type == "cpu" else None):
             mechs = self._train_filters(autoencoder, samples, task, budgets, self.resolved(task, len(samples)), seed, dev)
         for m in mechs:
-            m._check_finite_state()
+            m.check_finite_state()
             m.info.setdefault("learner", self.name)
         return mechs if many else mechs[0]
 

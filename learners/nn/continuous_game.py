@@ -20,7 +20,7 @@ from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
 from .adversary import Whitener, adversary_outputs, build_adversary, log_q
-from .core import check_loss, cosine_lr, generator, to_tensor
+from .core import ADVERSARY_CHECK_N, check_loss, cosine_lr, generator, to_tensor
 from .leakage import gaussian_mi, noise_baseline_mi
 from .release import SweepRelease, build_release
 from .sweep import init_members
@@ -193,10 +193,6 @@ def train_sweep(data: TrainingData, cfg: dict[str, Any], hp: dict[str, Any], bud
         check_loss(p.detach(), steps, f"mechanism parameter {name!r}")
     final = final_adversary(game.mech, game.adv, game.whiten, data, generator(sweep_seed ^ 2, device), hp)
     return game.mech, {"nu": nu.cpu().numpy(), "loglik": priv.detach().cpu().numpy(), "training_adversary": final}
-
-
-#: training rows (the first ones) on which the final adversary is scored after training
-ADVERSARY_CHECK_N = 4096
 
 
 @torch.no_grad()

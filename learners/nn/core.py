@@ -18,6 +18,9 @@ from ..errors import TrainingError
 from .sweep import SweepLinear
 
 DEVICES = ("auto", "cpu", "cuda")
+#: training rows (the first ones) on which a learner scores its final adversary (or critic) after
+#: training, for the ``training_adversary`` facts of a mechanism (never used for evaluation)
+ADVERSARY_CHECK_N = 4096
 
 
 def resolve_device(device: Any) -> torch.device:

@@ -14,12 +14,9 @@ from torch import nn
 
 from privbench.datasets.samples import Samples
 
-from .core import to_tensor
+from .core import ADVERSARY_CHECK_N, to_tensor
 from .sweep import SweepMLP
 from .vae import Autoencoder, gaussian_divergence
-
-#: training rows (the first ones) on which the final adversary is scored after training
-ADVERSARY_CHECK_N = 4096
 
 
 def latent_tensors(ae: Autoencoder, samples: Samples, feats: np.ndarray, label: bool, device: torch.device
