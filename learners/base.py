@@ -30,11 +30,9 @@ from privbench.datasets.errors import InputError
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
+from .errors import TrainingError
+
 FORMAT = "privbench-mechanism/1"
-
-
-class TrainingError(RuntimeError):
-    """Training diverged (NaN/inf loss or parameters); the message names the step."""
 
 
 # --------------------------------------------------------------------------
@@ -139,7 +137,8 @@ class Mechanism(ABC):
                 os.unlink(tmp)
         return path
 
-    def _check_finite_state(self) -> None:
+    def check_finite_state(self) -> None:
+        """Raise TrainingError when a tensor of the saved state has a NaN/inf entry."""
         _, tensors = self._state()
         for name, t in tensors.items():
             if not bool(np.all(np.isfinite(np.asarray(t.detach().cpu().double().numpy())))):
@@ -147,7 +146,6 @@ class Mechanism(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(budget={self.budget:g}, task={self.task.kind}/{self.task.observation})"
-
 
 
 class ConfigTensorsMechanism(Mechanism):
@@ -165,31 +163,6 @@ class ConfigTensorsMechanism(Mechanism):
     @classmethod
     def _from_state(cls, task, budget, info, config, tensors):  # type: ignore[override]
         return cls(task, budget, config, tensors, info)
-
-def load_mechanism(path: str | os.PathLike) -> Mechanism:
-    """Load a mechanism saved by :meth:`Mechanism.save`.
-
-    Only plain tensors, strings and numbers are unpickled
-    (``torch.load(weights_only=True)``); anything else raises :class:`InputError`.
-    """
-    import torch
-
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"mechanism file {str(path)!r} does not exist")
-    try:
-        blob = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception:  # noqa: BLE001 - any unpickling failure is a refusal
-        raise InputError(f"{str(path)!r} is not a safe privbench mechanism file (torch.load with "
-                         "weights_only=True refused it: it is corrupt or holds pickled objects)") from None
-    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise InputError(f"{str(path)!r} is not a privbench mechanism file (format {FORMAT} expected)")
-    kind = blob.get("type")
-    if kind not in MECHANISM_TYPES:
-        raise InputError(f"{str(path)!r} holds mechanism type {kind!r} (known: {', '.join(sorted(MECHANISM_TYPES))})")
-    task = Task.from_dict(json.loads(blob["task"]))
-    return MECHANISM_TYPES[kind]._from_state(task, float(blob["budget"]), json.loads(blob["info"]),
-                                             json.loads(blob["config"]), dict(blob["tensors"]))
 
 
 # --------------------------------------------------------------------------
@@ -224,6 +197,33 @@ class Learner(ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
+
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
+        """The hyper-parameters training uses for ``task`` with ``n_train`` training samples.
+
+        The one place a learner resolves its hyper-parameters: the constructor's values,
+        each ``None`` filled from the chosen schedule (or from the task or the sample size
+        where a default depends on them), validated.  :meth:`fit` trains with exactly these
+        values.  The default returns the constructor's parameters as stored
+        (:meth:`get_params`); learners with schedules override it.
+
+        Parameters
+        ----------
+        task : Task
+        n_train : int
+            Number of training samples.
+
+        Returns
+        -------
+        dict
+            Hyper-parameter name -> value.
+
+        Raises
+        ------
+        InputError
+            A hyper-parameter is out of range or unknown.
+        """
+        return self.get_params()
 
     def supports(self, task: Task) -> bool:
         return (task.kind in self.serves and task.observation in self.observations
@@ -261,14 +261,14 @@ class Learner(ABC):
         budgets = check_budgets(budget if many else [budget])
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise InputError(f"seed={seed!r} must be a non-negative integer")
-        from .torch_utils import resolve_device
+        from .nn.core import resolve_device
 
         dev = resolve_device(device)
         mechs = self._fit(samples, task, budgets, int(seed), dev)
         if len(mechs) != len(budgets):  # pragma: no cover - a learner bug
             raise RuntimeError(f"{self.name} returned {len(mechs)} mechanisms for {len(budgets)} budgets")
         for m in mechs:
-            m._check_finite_state()
+            m.check_finite_state()
             m.info.setdefault("learner", self.name)
         return mechs if many else mechs[0]
 

@@ -68,12 +68,13 @@ from privbench.datasets.errors import InputError
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
-from .base import ConfigTensorsMechanism, Learner, Mechanism, check_choice, mechanism_type
+from .base import Learner, Mechanism, check_choice
+from .nn.chi2 import Critic
+from .nn.core import ADVERSARY_CHECK_N, check_loss, generator, init_module, seeds, to_tensor, torch_threads
+from .nn.sweep import SweepMLP, sweep_slice
+from .noise_sanitizer import NoiseSanitizer
 from .registry import register
-from .torch_utils import SweepMLP, check_loss, generator, init_module, rng_generator, seeds, to_tensor, torch_threads
 
-ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "elu": torch.nn.functional.elu,
-               "leaky_relu": torch.nn.functional.leaky_relu}
 CONDITIONS = ("auto", "none", "s", "w")
 UTILITIES = ("identity", "mlp")
 
@@ -82,198 +83,6 @@ SCHEDULES: dict[str, dict[str, Any]] = {
     "paper": dict(steps=8000, batch_size=500, lr=1e-4, critic_lr=1e-4, hidden=32, layers=5, critic_steps=1),
     "default": dict(steps=1500, batch_size=500, lr=2e-3, critic_lr=2e-3, hidden=32, layers=3, critic_steps=2),
 }
-
-
-# --------------------------------------------------------------------------
-# plain MLPs (what a mechanism stores: one slice of a sweep-batched network)
-# --------------------------------------------------------------------------
-
-
-def sweep_slice(mlp: SweepMLP, i: int, prefix: str) -> dict[str, torch.Tensor]:
-    """Layer ``i`` of a SweepMLP as plain tensors ``{prefix}.{j}.weight`` (in, out), ``.bias`` (out,)."""
-    out: dict[str, torch.Tensor] = {}
-    j = 0
-    for layer in mlp.net:
-        if hasattr(layer, "weight"):
-            out[f"{prefix}.{j}.weight"] = layer.weight[i].detach().cpu().float().clone()
-            out[f"{prefix}.{j}.bias"] = layer.bias[i, 0].detach().cpu().float().clone()
-            j += 1
-    return out
-
-
-def mlp_forward(tensors: dict[str, torch.Tensor], prefix: str, x: torch.Tensor, activation: str) -> torch.Tensor:
-    """Apply the plain MLP stored under ``prefix`` to x of shape (..., in), in x's dtype."""
-    j = 0
-    act = ACTIVATIONS[activation]
-    while f"{prefix}.{j}.weight" in tensors:
-        x = x @ tensors[f"{prefix}.{j}.weight"].to(x.dtype) + tensors[f"{prefix}.{j}.bias"].to(x.dtype)
-        j += 1
-        if f"{prefix}.{j}.weight" in tensors:
-            x = act(x)
-    return x
-
-
-def label_features(s: np.ndarray, n_s: int) -> np.ndarray:
-    """One-hot rows, shape (n, n_s), for labels s of shape (n,)."""
-    out = np.zeros((len(s), n_s))
-    out[np.arange(len(s)), np.asarray(s, dtype=np.int64)] = 1.0
-    return out
-
-
-# --------------------------------------------------------------------------
-# the variational chi-square estimate (eq 21)
-# --------------------------------------------------------------------------
-
-
-#: training rows (the first ones) on which the final critic is scored after training
-ADVERSARY_CHECK_N = 4096
-
-
-def chi2_ratio(g_all: torch.Tensor, s: torch.Tensor | None, p_s: torch.Tensor | None,
-               g_q: torch.Tensor | None = None, lam: float = 1e-4) -> torch.Tensor:
-    """Eq (21): (E_p g - E_q g)^2 / (E_q g^2 + lam), batched over the leading axis.
-
-    Parameters
-    ----------
-    g_all : Tensor, shape (k, m, n_s) for a label S (critic values g(s, z_i) for every s),
-        or (k, m) for a continuous S (g(s_i, z_i), the joint pairs).
-    s : Tensor of int64, shape (m,), labels (label S) or None.
-    p_s : Tensor, shape (n_s,), the marginal of S used for q = p_S p_Z (label S) or None.
-    g_q : Tensor, shape (k, m), g at product pairs (continuous S) or None.
-    lam : float
-        The regulariser lambda_m of eq (21).
-
-    Returns
-    -------
-    Tensor, shape (k,).
-    """
-    if g_q is None:
-        e_p = g_all.gather(-1, s.view(1, -1, 1).expand(g_all.shape[0], -1, 1)).squeeze(-1).mean(-1)
-        e_q = (g_all * p_s).sum(-1).mean(-1)
-        e_q2 = (g_all ** 2 * p_s).sum(-1).mean(-1)
-    else:
-        e_p, e_q, e_q2 = g_all.mean(-1), g_q.mean(-1), (g_q ** 2).mean(-1)
-    return (e_p - e_q) ** 2 / (e_q2 + lam)
-
-
-class _Critic:
-    """A sweep of k critics g_phi and their eq (21) ratio on a batch."""
-
-    def __init__(self, k: int, d_z: int, d_s: int | None, n_s: int | None, hidden: int, layers: int,
-                 gen: torch.Generator, device: torch.device, z_mean: torch.Tensor, z_std: torch.Tensor) -> None:
-        self.label = n_s is not None
-        self.z_mean, self.z_std = z_mean, z_std  # fixed input scaling (training statistics)
-        d_in = d_z if self.label else d_z + d_s  # type: ignore[operator]
-        d_out = n_s if self.label else 1
-        self.net = init_module(SweepMLP(k, [d_in] + [hidden] * (layers - 1) + [d_out], "elu"), gen).to(device)
-
-    def ratio(self, z: torch.Tensor, s: torch.Tensor, p_s: torch.Tensor | None, shift: int) -> torch.Tensor:
-        zs = (z - self.z_mean) / self.z_std
-        if self.label:
-            return chi2_ratio(self.net(zs), s, p_s)
-        ss = s.expand(z.shape[0], -1, -1)
-        g_p = self.net(torch.cat([ss, zs], -1)).squeeze(-1)
-        g_q = self.net(torch.cat([ss.roll(shift, dims=1), zs], -1)).squeeze(-1)
-        return chi2_ratio(g_p, None, None, g_q)
-
-
-def estimate_chi2(s: Any, z: Any, n_s: int | None = None, steps: int = 1500, hidden: int = 32,
-                  layers: int = 3, lr: float = 2e-3, batch_size: int = 1000, seed: int = 0) -> float:
-    """The paper's estimate (21) of the chi-square information chi^2(p_{S,Z} || p_S p_Z).
-
-    Trains a critic on minibatches, then evaluates (21) on all samples (for a
-    continuous S, the product pairs are the samples with S cyclically shifted).
-
-    Parameters
-    ----------
-    s : array_like, shape (n,) of labels 0..n_s-1 (give ``n_s``) or (n, d_s) floats.
-    z : array_like, shape (n, d_z) or (n,).
-    """
-    z = np.asarray(z, dtype=float).reshape(len(z), -1)
-    rng = np.random.default_rng(seed)
-    gen = generator(seed)
-    dev = torch.device("cpu")
-    zt = to_tensor(z, dev)
-    z_mean, z_std = to_tensor(z.mean(0), dev), to_tensor(np.maximum(z.std(0), 1e-9), dev)
-    if n_s is not None:
-        st = torch.as_tensor(np.asarray(s, dtype=np.int64))
-        p_s = torch.as_tensor(np.bincount(st.numpy(), minlength=n_s) / len(st), dtype=torch.float32)
-        critic = _Critic(1, z.shape[1], None, n_s, hidden, layers, gen, dev, z_mean, z_std)
-    else:
-        sa = np.asarray(s, dtype=float).reshape(len(z), -1)
-        st = to_tensor((sa - sa.mean(0)) / np.maximum(sa.std(0), 1e-12), dev)
-        p_s = None
-        critic = _Critic(1, z.shape[1], sa.shape[1], None, hidden, layers, gen, dev, z_mean, z_std)
-    opt = torch.optim.Adam(critic.net.parameters(), lr=lr)
-    with torch_threads(1):
-        for step in range(steps):
-            idx = torch.as_tensor(rng.integers(0, len(z), min(batch_size, len(z))))
-            r = critic.ratio(zt[idx][None], st[idx], p_s, int(rng.integers(1, len(idx))))
-            check_loss(r, step, "chi-square critic objective")
-            opt.zero_grad()
-            (-r.sum()).backward()
-            opt.step()
-        with torch.no_grad():
-            return float(critic.ratio(zt[None], st, p_s, max(1, len(z) // 2)).item())
-
-
-# --------------------------------------------------------------------------
-# mechanism
-# --------------------------------------------------------------------------
-
-
-@mechanism_type("noise-sanitizer")
-class NoiseSanitizer(ConfigTensorsMechanism):
-    """Z = U + a h(C, N) (then f_tau for ``utility="mlp"``); see the module docstring.
-
-    ``config``: condition, noise_dim, activation, utility, utility_activation,
-    amplitude (a), u_mean, u_std (d_u,), s_mean, s_std (gaussian S).
-    ``tensors``: ``h.{j}.weight``/``bias`` and, for ``mlp``, ``f.{j}.*``.
-    """
-
-    def __init__(self, task: Task, budget: float, config: dict[str, Any], tensors: dict[str, torch.Tensor],
-                 info: dict[str, Any] | None = None) -> None:
-        super().__init__(task, budget, info)
-        if task.kind not in ("mixture", "gaussian"):
-            raise InputError(f"noise-sanitizer mechanisms are for mixture/gaussian tasks, not {task.kind}")
-        self.config = dict(config)
-        self.tensors = {k: v.detach().cpu() for k, v in tensors.items()}
-
-    def conditioning(self, w: np.ndarray) -> np.ndarray:
-        """C for canonical W rows, shape (n, d_c) (possibly d_c = 0)."""
-        cfg, task = self.config, self.task
-        cond = cfg["condition"]
-        if cond == "none":
-            return np.zeros((len(w), 0))
-        if task.kind == "mixture":
-            s = w[:, 0]
-            if np.any((s != np.round(s)) | (s < 0) | (s >= task.n_s)):  # type: ignore[operator]
-                raise InputError(f"the S column of W must hold labels 0..{task.n_s - 1}")  # type: ignore[operator]
-            sf = label_features(s.astype(np.int64), task.n_s)  # type: ignore[arg-type]
-            u = w[:, 1:]
-        else:
-            d_s = task.d_s
-            sf = (w[:, :d_s] - np.asarray(cfg["s_mean"])) / np.asarray(cfg["s_std"])
-            u = w[:, d_s:]
-        if cond == "s":
-            return sf
-        uf = (u - np.asarray(cfg["u_mean"])) / np.asarray(cfg["u_std"])
-        return np.concatenate([sf, uf], 1) if task.observation == "full" else uf
-
-    def release(self, w: Any, rng: np.random.Generator) -> np.ndarray:
-        w = self.task.check_w(w)
-        cfg = self.config
-        gen = rng_generator(rng)
-        c = torch.as_tensor(self.conditioning(w), dtype=torch.float64)
-        n = torch.randn(len(w), cfg["noise_dim"], generator=gen, dtype=torch.float64)
-        u = torch.as_tensor(w[:, -self.task.d_u:])  # type: ignore[operator]
-        with torch.no_grad():
-            y = u + cfg["amplitude"] * mlp_forward(self.tensors, "h", torch.cat([c, n], 1), cfg["activation"])
-            if cfg["utility"] == "mlp":
-                mean = torch.as_tensor(cfg["u_mean"], dtype=torch.float64)
-                std = torch.as_tensor(cfg["u_std"], dtype=torch.float64)
-                y = y + std * mlp_forward(self.tensors, "f", (y - mean) / std, cfg["utility_activation"])
-        return y.numpy().astype(np.float64)
 
 
 # --------------------------------------------------------------------------
@@ -344,7 +153,7 @@ class Chi2Sanitizer(Learner):
         self.fill_budget = fill_budget
         self.threads = threads
 
-    def resolved(self) -> dict[str, Any]:
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
         """Hyper-parameters after the schedule's defaults are applied (validated)."""
         check_choice("schedule", self.schedule, tuple(SCHEDULES))
         check_choice("condition", self.condition, CONDITIONS)
@@ -371,7 +180,7 @@ class Chi2Sanitizer(Learner):
 
     # ------------------------------------------------------------------
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
-        hp = self.resolved()
+        hp = self.resolved(task, len(samples))
         cond = self.condition
         if cond == "auto":
             cond = "none" if task.observation == "useful" else "s"
@@ -416,29 +225,16 @@ class Chi2Sanitizer(Learner):
         ngen = generator(b_np, device)
         hidden, layers = hp["hidden"], hp["layers"]
         d_c, d_n = cfeat.shape[1], config["noise_dim"]
-        h = init_module(SweepMLP(k, [d_c + d_n] + [hidden] * (layers - 1) + [d_u], "leaky_relu"), gen).to(device)
-        with torch.no_grad():
-            h.net[-1].bias.zero_()
-        f = None
-        if config["utility"] == "mlp":
-            f = init_module(SweepMLP(k, [d_u] + [hidden] * (layers - 1) + [d_u], "tanh"), gen).to(device)
-            with torch.no_grad():
-                f.net[-1].weight.zero_()
-                f.net[-1].bias.zero_()
+        h, f = _networks(k, d_c + d_n, d_u, hidden, layers, config["utility"] == "mlp", gen, device)
         label = task.kind == "mixture"
         amp = torch.as_tensor(np.sqrt(budgets), dtype=torch.float32, device=device).view(k, 1, 1)
         bud = torch.as_tensor(budgets, dtype=torch.float32, device=device)
         u_mean = torch.as_tensor(config["u_mean"], dtype=torch.float32, device=device)
         u_std = torch.as_tensor(config["u_std"], dtype=torch.float32, device=device)
-        critic = _Critic(k, d_u, None if label else task.d_s, task.n_s if label else None, hidden, layers, gen,
+        critic = Critic(k, d_u, None if label else task.d_s, task.n_s if label else None, hidden, layers, gen,
                          device, u_mean, u_std)
         ut, ct = to_tensor(u_np, device), to_tensor(cfeat, device)
-        if label:
-            st = torch.as_tensor(np.asarray(samples.s, dtype=np.int64), device=device)
-            p_s = torch.as_tensor(np.bincount(samples.s, minlength=task.n_s) / n, dtype=torch.float32, device=device)
-        else:
-            sa = np.asarray(samples.s, dtype=float).reshape(n, -1)
-            st, p_s = to_tensor((sa - sa.mean(0)) / np.maximum(sa.std(0), 1e-9), device), None
+        st, p_s = _s_tensors(samples, task, label, device)
         gen_params = list(h.parameters())
         util_params = list(f.parameters()) if f is not None else []
         opt_g = torch.optim.Adam(gen_params + util_params, lr=hp["lr"])
@@ -488,20 +284,7 @@ class Chi2Sanitizer(Learner):
             opt_g.step()
             last = {"chi2_estimate": r.detach().cpu().numpy(), "distortion": dist.detach().cpu().numpy()}
         out = self._calibrate(k, h, f, forward, ut, budgets, ngen, d_n, n, device, hp, last, fill)
-        with torch.no_grad():  # the final critic vs the calibrated release, on a fixed slice, its own noise
-            m_chk = min(n, ADVERSARY_CHECK_N)
-            idx = torch.arange(m_chk, device=device)
-            noise = torch.randn(k, m_chk, d_n, generator=generator(b_np ^ 2, device), device=device)
-            a = torch.as_tensor([info["amplitude"] for _, info in out], dtype=torch.float32, device=device)
-            y = forward(idx, noise, a)[0]
-            chi2 = critic.ratio(y, st[idx], p_s, max(1, m_chk // 2)).double().cpu().numpy()
-        note = (f"eq (21) with the final critic g_phi on the final sanitized Y of the first {m_chk} training rows "
-                "(fresh noise, calibrated amplitude; the critic reads Y, before any utility network)"
-                + ("" if label else "; product pairs by rolling S by half the rows")
-                + "; a lower bound on chi^2(S;Y) up to sampling error; no MI surrogate (mi: None)")
-        for i, (_, info) in enumerate(out):
-            info["training_adversary"] = {"mi": None, "accuracy": None, "chi2": float(chi2[i]), "n": m_chk,
-                                          "note": note}
+        _score_final_critic(out, critic, forward, st, p_s, k, n, d_n, label, generator(b_np ^ 2, device), device)
         return out
 
     @staticmethod
@@ -544,3 +327,51 @@ class Chi2Sanitizer(Learner):
                     "last_batch_chi2_estimate": float(last["chi2_estimate"][i]) if last else None}
             out.append((tensors, info))
         return out
+
+
+def _networks(k: int, d_in: int, d_u: int, hidden: int, layers: int, utility_mlp: bool, gen: torch.Generator,
+              device: torch.device) -> tuple[SweepMLP, SweepMLP | None]:
+    """The noise network h (last bias 0) and, for ``utility="mlp"``, the utility network f (last layer 0)."""
+    h = init_module(SweepMLP(k, [d_in] + [hidden] * (layers - 1) + [d_u], "leaky_relu"), gen).to(device)
+    with torch.no_grad():
+        h.net[-1].bias.zero_()
+    f = None
+    if utility_mlp:
+        f = init_module(SweepMLP(k, [d_u] + [hidden] * (layers - 1) + [d_u], "tanh"), gen).to(device)
+        with torch.no_grad():
+            f.net[-1].weight.zero_()
+            f.net[-1].bias.zero_()
+    return h, f
+
+
+def _s_tensors(samples: Samples, task: Task, label: bool, device: torch.device
+               ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(S, P(S)): labels (n,) and their frequencies for a label S, else the standardised S (n, d_s) and None."""
+    n = len(samples)
+    if label:
+        st = torch.as_tensor(np.asarray(samples.s, dtype=np.int64), device=device)
+        p_s = torch.as_tensor(np.bincount(samples.s, minlength=task.n_s) / n, dtype=torch.float32, device=device)
+    else:
+        sa = np.asarray(samples.s, dtype=float).reshape(n, -1)
+        st, p_s = to_tensor((sa - sa.mean(0)) / np.maximum(sa.std(0), 1e-9), device), None
+    return st, p_s
+
+
+def _score_final_critic(out: list[tuple[dict[str, torch.Tensor], dict[str, Any]]], critic: Critic, forward: Any,
+                        st: torch.Tensor, p_s: torch.Tensor | None, k: int, n: int, d_n: int, label: bool,
+                        gen: torch.Generator, device: torch.device) -> None:
+    """Add ``training_adversary`` to each member's info: the final critic vs the calibrated release."""
+    with torch.no_grad():  # the final critic vs the calibrated release, on a fixed slice, its own noise
+        m_chk = min(n, ADVERSARY_CHECK_N)
+        idx = torch.arange(m_chk, device=device)
+        noise = torch.randn(k, m_chk, d_n, generator=gen, device=device)
+        a = torch.as_tensor([info["amplitude"] for _, info in out], dtype=torch.float32, device=device)
+        y = forward(idx, noise, a)[0]
+        chi2 = critic.ratio(y, st[idx], p_s, max(1, m_chk // 2)).double().cpu().numpy()
+    note = (f"eq (21) with the final critic g_phi on the final sanitized Y of the first {m_chk} training rows "
+            "(fresh noise, calibrated amplitude; the critic reads Y, before any utility network)"
+            + ("" if label else "; product pairs by rolling S by half the rows")
+            + "; a lower bound on chi^2(S;Y) up to sampling error; no MI surrogate (mi: None)")
+    for i, (_, info) in enumerate(out):
+        info["training_adversary"] = {"mi": None, "accuracy": None, "chi2": float(chi2[i]), "n": m_chk,
+                                      "note": note}

@@ -8,7 +8,7 @@ distortion budget with the penalty method (13) or the augmented Lagrangian
 (14).  Nothing there needs binary alphabets, so this learner takes any finite
 S, U and Z; observation ``full`` is GAP's PDD, ``useful`` its PDI.
 
-It runs on the game engine of :mod:`.ppan_finite` (exact expectation over the
+It runs on the game engine of :mod:`.nn.finite_game` (exact expectation over the
 empirical joint, all budgets batched).  Choices:
 
 ``adversary``
@@ -32,7 +32,7 @@ empirical joint, all budgets batched).  Choices:
     the privatizer scores the loss of the mixed belief sum_z P(z|w) q(S|z).
 ``constraint``
     ``augmented`` (default): eq (14) with the slack delta minimised out in
-    closed form (the PHR form, see :mod:`.ppan_finite`), multiplier updated each
+    closed form (the PHR form, see :mod:`.nn.finite_game`), multiplier updated each
     step with ``dual_lr``: reaches the budget.  ``linear-penalty``: eq (13) with
     rho_t = penalty + penalty_growth * t (the paper does not give rho_t).
     ``penalty`` (squared hinge) and ``lagrangian`` are also available.
@@ -47,14 +47,15 @@ empirical joint, all budgets batched).  Choices:
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
+from typing import Any
 
 from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice
-from .ppan_finite import DTYPES, GameConfig, channel_mechanisms, empirical_tables, play
+from .nn.core import torch_threads
+from .nn.finite_game import DTYPES, GameConfig, channel_mechanisms, empirical_tables, play
 from .registry import register
-from .torch_utils import torch_threads
 
 ADVERSARIES = {"xent": "log", "alpha": "alpha", "xent-tilted": "tilted"}
 
@@ -81,7 +82,7 @@ class GAPFinite(Learner):
     parametrization : {"softmax", "direct"} or None
     constraint : {"augmented", "linear-penalty", "penalty", "lagrangian"} or None
     steps, lr, adversary_lr, adversary_steps, penalty, penalty_growth, dual_lr, init : optional
-        Override the schedule (see :class:`~privbench.learners.ppan_finite.GameConfig`).
+        Override the schedule (see :class:`~privbench.learners.nn.finite_game.GameConfig`).
     threads : int or None
     dtype : {"float64", "float32"}
     """
@@ -116,8 +117,8 @@ class GAPFinite(Learner):
         self.threads = threads
         self.dtype = dtype
 
-    def config(self, task: Task) -> GameConfig:
-        """The resolved game configuration for ``task`` (schedule, privacy and overrides)."""
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
+        """The game configuration for ``task`` (schedule, privacy and overrides): the fields of :class:`GameConfig`."""
         paper = check_choice("schedule", self.schedule, ("default", "paper")) == "paper"
         cfg = GAP_PAPER if paper else GAP_DEFAULT
         adversary = self.adversary
@@ -129,10 +130,10 @@ class GAPFinite(Learner):
                                               "dual_lr", "init")}
         over = {k: v for k, v in over.items() if v is not None}
         alpha = 1.0 if adversary == "xent" else self.alpha
-        return replace(cfg, adversary_loss=ADVERSARIES[adversary], alpha=alpha, **over).check()
+        return asdict(replace(cfg, adversary_loss=ADVERSARIES[adversary], alpha=alpha, **over).check())
 
     def _fit(self, samples, task, budgets, seed, device) -> list[Mechanism]:
-        cfg = self.config(task)
+        cfg = GameConfig(**self.resolved(task, len(samples)))
         dtype = DTYPES[check_choice("dtype", self.dtype, tuple(DTYPES))]
         g_sw, d_wz, unseen = empirical_tables(samples, task)
         with torch_threads(self.threads):

@@ -34,9 +34,9 @@ from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice
 from .mechanisms import MixtureShift
-from .ppan_nets import init_members
+from .nn.core import ADVERSARY_CHECK_N, check_loss, cosine_lr, generator, seeds, to_tensor, torch_threads
+from .nn.sweep import SweepMLP, init_members
 from .registry import register
-from .torch_utils import SweepMLP, check_loss, cosine_lr, generator, seeds, to_tensor, torch_threads
 
 SCHEDULES = ("default", "paper")
 #: tuned: exact distortion, the Lagrangian, 30 epochs (see tests/benchmarks/test_bench_learners_continuous.py)
@@ -82,7 +82,7 @@ class GAPMixture(Learner):
         self.alpha = alpha
         self.threads = threads
 
-    def resolved(self) -> dict[str, Any]:
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
         """The hyper-parameters used (the schedule's, overridden by those given), validated."""
         check_choice("schedule", self.schedule, SCHEDULES)
         hp = dict(PAPER if self.schedule == "paper" else DEFAULT)
@@ -111,7 +111,7 @@ class GAPMixture(Learner):
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
         if task.n_s != 2 or task.d_u != 1:
             raise InputError(f"gap-mixture needs binary S and scalar U (got n_s={task.n_s}, d_u={task.d_u})")
-        hp = self.resolved()
+        hp = self.resolved(task, len(samples))
         with torch_threads(self.threads):
             params, info = _train(samples, task, budgets, hp, hp["loss"], float(hp["alpha"]), seed, device)
         mechs: list[Mechanism] = []
@@ -124,10 +124,6 @@ class GAPMixture(Learner):
                                        "schedule": self.schedule, "constraint": hp["constraint"],
                                        "distortion": hp["distortion"], "loss": hp["loss"]}))
         return mechs
-
-
-#: training rows (the first ones) on which the final adversary is scored after training
-ADVERSARY_CHECK_N = 4096
 
 
 def classifier_loss(logit: torch.Tensor, s: torch.Tensor, loss: str = "xent", alpha: float = 10.0) -> torch.Tensor:
@@ -176,13 +172,11 @@ def _train(samples: Samples, task: Task, budgets: np.ndarray, hp: dict[str, Any]
     opt_a = torch.optim.Adam(adv.parameters(), lr=hp["adversary_lr"], foreach=True)
     s_all, u_all = to_tensor(s_np.astype(float), device), to_tensor(u_np, device)
     z_shift, z_scale = float(u_np.mean()), float(max(u_np.std(), 1e-6))
-    lam = torch.zeros(k, device=device)
-    rho = float(hp["penalty"])
+    lam, rho = torch.zeros(k, device=device), float(hp["penalty"])
     bs = min(int(hp["batch_size"]), n)
     n_batches = max(n // bs, 1)
     total = n_batches * int(hp["epochs"])
-    step = 0
-    xent = torch.zeros(k, device=device)
+    step, xent = 0, torch.zeros(k, device=device)
 
     def params() -> tuple[torch.Tensor, ...]:
         b0, b1, g0, g1 = theta.unbind(1)
@@ -216,16 +210,7 @@ def _train(samples: Samples, task: Task, budgets: np.ndarray, hp: dict[str, Any]
                 opt_a.step()
             z = release(s, u)
             xent = adversary_loss(z, s)
-            if hp["distortion"] == "exact":
-                b0, b1, g0, g1 = params()
-                dist = (1 - prior) * (b0 ** 2 + g0 ** 2) + prior * (b1 ** 2 + g1 ** 2)
-            else:
-                dist = ((z - u[None]) ** 2).mean(1)
-            g = dist - delta
-            if hp["constraint"] == "penalty":  # (13)
-                pen = rho * torch.relu(g)
-            else:  # (14) with the slack eliminated: an inequality augmented Lagrangian
-                pen = 0.5 * rho * (torch.relu(lam / rho + g) ** 2 - (lam / rho) ** 2)
+            g, pen = _constraint_terms(hp, params(), prior, z, u, delta, lam, rho)
             loss_p = (-xent + pen).sum()
             check_loss(loss_p, step, "privatizer loss")
             opt_p.zero_grad(set_to_none=True)
@@ -238,18 +223,46 @@ def _train(samples: Samples, task: Task, budgets: np.ndarray, hp: dict[str, Any]
         rho *= float(hp["rho_growth"])
     check_loss(theta.detach(), step, "privatizer parameters")
     out = theta.detach().cpu().double().numpy()
+    adversary = _final_adversary(adv, params(), s_all, u_all, z_shift, z_scale, generator(s_seed ^ 2, device),
+                                 float(s_np.mean()), loss_name, alpha)
+    info = {"prior_estimate": prior, "multiplier": lam.cpu().tolist(), "final_adversary_loss": xent.detach().cpu().tolist(),
+            "steps": step, "epochs": int(hp["epochs"]), "training_adversary": adversary}
+    return out, info
+
+
+def _constraint_terms(hp: dict[str, Any], theta: tuple[torch.Tensor, ...], prior: float, z: torch.Tensor,
+                      u: torch.Tensor, delta: torch.Tensor, lam: torch.Tensor, rho: float
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(g, penalty) per budget: g the distortion (exact, or of the batch) minus the budget."""
+    if hp["distortion"] == "exact":
+        b0, b1, g0, g1 = theta
+        dist = (1 - prior) * (b0 ** 2 + g0 ** 2) + prior * (b1 ** 2 + g1 ** 2)
+    else:
+        dist = ((z - u[None]) ** 2).mean(1)
+    g = dist - delta
+    if hp["constraint"] == "penalty":  # (13)
+        pen = rho * torch.relu(g)
+    else:  # (14) with the slack eliminated: an inequality augmented Lagrangian
+        pen = 0.5 * rho * (torch.relu(lam / rho + g) ** 2 - (lam / rho) ** 2)
+    return g, pen
+
+
+def _final_adversary(adv: SweepMLP, theta: tuple[torch.Tensor, ...], s_all: torch.Tensor, u_all: torch.Tensor,
+                     z_shift: float, z_scale: float, gen: torch.Generator, p_hat: float, loss_name: str,
+                     alpha: float) -> list[dict[str, Any]]:
+    """Per budget: the final adversary on a fixed slice of the training set, with its own noise ``gen``."""
+    k, n, device = theta[0].shape[0], len(s_all), s_all.device
     with torch.no_grad():  # the final adversary on a fixed slice of the training set, its own noise
         m_chk = min(n, ADVERSARY_CHECK_N)
         s_c, u_c = s_all[:m_chk], u_all[:m_chk]
-        b0, b1, g0, g1 = params()
-        noise = torch.randn((k, m_chk), generator=generator(s_seed ^ 2, device), device=device)
+        b0, b1, g0, g1 = theta
+        noise = torch.randn((k, m_chk), generator=gen, device=device)
         s1 = s_c[None]
         z = (u_c[None] + (1 - s1) * b0[:, None] - s1 * b1[:, None]
              + ((1 - s1) * g0[:, None] + s1 * g1[:, None]) * noise)
         logit = adv(((z - z_shift) / z_scale)[..., None])[..., 0]
         mean_lq = classifier_loss(logit, s_c, "xent").neg().mean(1).double().cpu().numpy()
         acc = ((logit > 0).to(s_c.dtype) == s1).to(torch.float64).mean(1).cpu().numpy()
-    p_hat = float(s_np.mean())
     h_s = -sum(x * math.log(x) for x in (p_hat, 1 - p_hat) if x > 0)
     note = (f"final adversary h(z) = P(S=1|z) vs the final privatizer on the first {m_chk} training rows "
             "(fresh noise); H(S) the plug-in entropy of the training labels"
@@ -257,6 +270,4 @@ def _train(samples: Samples, task: Task, budgets: np.ndarray, hp: dict[str, Any]
                "its output read as a belief"))
     adversary = [{"mi": float(h_s + mean_lq[i]), "accuracy": float(acc[i]), "h_s": h_s,
                   "mean_log_q": float(mean_lq[i]), "n": m_chk, "note": note} for i in range(k)]
-    info = {"prior_estimate": prior, "multiplier": lam.cpu().tolist(), "final_adversary_loss": xent.detach().cpu().tolist(),
-            "steps": step, "epochs": int(hp["epochs"]), "training_adversary": adversary}
-    return out, info
+    return adversary

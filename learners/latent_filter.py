@@ -50,26 +50,25 @@ its own S).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
 from privbench.datasets.errors import InputError
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
-from .base import ConfigTensorsMechanism, Learner, Mechanism, check_budgets, check_choice, mechanism_type
-from .chi2_sanitizer import label_features, mlp_forward
+from .base import Learner, Mechanism, check_budgets, check_choice
+from .latent_filter_mechanism import LatentFilterMechanism
+from .nn.core import check_loss, generator, init_module, resolve_device, seeds, torch_threads
+from .nn.latent_game import (adversary_loss, filter_divergence, final_adversary, latent_tensors, project_filters,
+                             utility_loss)
+from .nn.sweep import SweepMLP, mlp_forward
+from .nn.vae import Autoencoder, train_autoencoder
 from .registry import register
-from .torch_utils import (SweepMLP, check_loss, generator, init_module, resolve_device, rng_generator, seeds,
-                          to_tensor, torch_threads)
 
 DIVERGENCES = ("kl", "chi2", "mahalanobis")
-#: training rows (the first ones) on which the final adversary is scored after training
-ADVERSARY_CHECK_N = 4096
 SCHEDULES: dict[str, dict[str, Any]] = {
     # paper §6.7: MNIST VAE FC(300)-ELU-FC(300), 10-d latent, gamma=0.1, kappa=1, C_L=4 (eq 14), Adam 1e-3,
     # batch 128, adversary FC(15)-ELU, beta=2, lambda1=lambda2=1000 halved at mid-training (floor 2)
@@ -85,158 +84,9 @@ SCHEDULES: dict[str, dict[str, Any]] = {
 # --------------------------------------------------------------------------
 
 
-def gaussian_divergence(kind: str, var: torch.Tensor, shift: torch.Tensor, gamma_w: torch.Tensor) -> torch.Tensor:
-    """D(N(m + shift, diag var + G G^T) || N(m, diag var)) for each sample.
-
-    Parameters
-    ----------
-    kind : {"kl", "chi2", "mahalanobis"}
-    var : Tensor, shape (..., n, d) posterior variances.
-    shift : Tensor, shape (..., n, d) mean shifts Gamma_y y.
-    gamma_w : Tensor, shape (..., d, m) noise matrix Gamma_w (broadcast over samples).
-
-    Returns
-    -------
-    Tensor, shape (..., n).  ``chi2`` is the standard chi-square (f(t) = (t-1)^2),
-    with a steep finite barrier where it is infinite (2 var - G G^T not > 0).
-    """
-    inv_sd = var.clamp_min(1e-12).rsqrt()
-    dw = shift * inv_sd                                    # whitened mean shift
-    m = inv_sd.unsqueeze(-1) * gamma_w.unsqueeze(-3)       # (..., n, d, m): Sigma^-1/2 Gamma_w
-    fro = (m ** 2).sum((-1, -2))
-    maha = (dw ** 2).sum(-1)
-    if kind == "mahalanobis":
-        return maha + fro
-    eye_m = torch.eye(m.shape[-1], dtype=m.dtype, device=m.device)
-    logdet_plus = 2 * torch.log(torch.diagonal(torch.linalg.cholesky(eye_m + m.transpose(-1, -2) @ m), 0, -2, -1)).sum(-1)
-    if kind == "kl":
-        return 0.5 * (maha + fro - logdet_plus)
-    a = m @ m.transpose(-1, -2)                            # (..., n, d, d)
-    eye = torch.eye(a.shape[-1], dtype=a.dtype, device=a.device)
-    lam_max = torch.linalg.eigvalsh(a)[..., -1]
-    eps = 1e-3
-    feasible = lam_max < 1 - eps
-    b = eye - torch.where(feasible[..., None, None], a, torch.zeros_like(a))
-    chol = torch.linalg.cholesky(b)
-    logdet_minus = 2 * torch.log(torch.diagonal(chol, 0, -2, -1)).sum(-1)
-    quad = (torch.cholesky_solve(dw.unsqueeze(-1), chol).squeeze(-1) * dw).sum(-1)
-    log1p_chi2 = quad - 0.5 * logdet_plus - 0.5 * logdet_minus
-    barrier = 30.0 + 1e3 * (lam_max - (1 - eps)) + maha
-    log1p_chi2 = torch.where(feasible, log1p_chi2, barrier)
-    capped = log1p_chi2.clamp(max=30.0)
-    return torch.expm1(capped) * (1.0 + torch.relu(log1p_chi2 - 30.0))
-
-
 # --------------------------------------------------------------------------
 # VAE
 # --------------------------------------------------------------------------
-
-
-def _mlp(sizes: Sequence[int]) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
-        layers.append(nn.Linear(a, b))
-        if i < len(sizes) - 2:
-            layers.append(nn.ELU())
-    return nn.Sequential(*layers)
-
-
-def _plain(seq: nn.Sequential, prefix: str) -> dict[str, torch.Tensor]:
-    """nn.Linear layers as plain tensors in mlp_forward's layout (weight (in, out))."""
-    out: dict[str, torch.Tensor] = {}
-    for j, lin in enumerate(m for m in seq if isinstance(m, nn.Linear)):
-        out[f"{prefix}.{j}.weight"] = lin.weight.detach().t().contiguous().cpu().float()
-        out[f"{prefix}.{j}.bias"] = lin.bias.detach().cpu().float().clone()
-    return out
-
-
-@dataclass
-class Autoencoder:
-    """A trained, frozen VAE: encoder u -> (mu, log var), decoder z -> U-space.
-
-    Attributes
-    ----------
-    config : dict
-        d_u, latent_dim, output ("sigmoid" for images, "linear" otherwise), u_mean,
-        u_std (d_u,) (standardisation of linear outputs), kind.
-    tensors : dict of str -> Tensor
-        ``enc.{j}.*`` and ``dec.{j}.*`` plain MLP layers (:func:`mlp_forward` layout).
-    info : dict
-        Training facts (steps, final loss).
-    """
-
-    config: dict[str, Any]
-    tensors: dict[str, torch.Tensor]
-    info: dict[str, Any]
-
-    def _scale(self, u: torch.Tensor) -> torch.Tensor:
-        if self.config["output"] == "sigmoid":
-            return u
-        return (u - torch.as_tensor(self.config["u_mean"], dtype=u.dtype)) / torch.as_tensor(self.config["u_std"], dtype=u.dtype)
-
-    def encode(self, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(mu, log var), each (n, latent_dim), float64, for U of shape (n, d_u)."""
-        h = mlp_forward(self.tensors, "enc", self._scale(u.double()), "elu")
-        d = self.config["latent_dim"]
-        return h[:, :d], h[:, d:].clamp(-12.0, 8.0)
-
-    def decode(self, z: torch.Tensor) -> torch.Tensor:
-        """U-space release for latents z of shape (n, latent_dim), float64."""
-        x = mlp_forward(self.tensors, "dec", z.double(), "elu")
-        if self.config["output"] == "sigmoid":
-            return torch.sigmoid(x)
-        return x * torch.as_tensor(self.config["u_std"], dtype=x.dtype) + torch.as_tensor(self.config["u_mean"], dtype=x.dtype)
-
-
-# --------------------------------------------------------------------------
-# mechanism
-# --------------------------------------------------------------------------
-
-
-@mechanism_type("latent-filter")
-class LatentFilterMechanism(ConfigTensorsMechanism):
-    """Encoder + linear latent filter + decoder (module docstring).
-
-    ``config``: the autoencoder's config plus noise_dim, feature ("onehot", "raw", "none"),
-    s_mean, s_std (raw S), sample_posterior, divergence.  ``tensors``: ``enc.*``, ``dec.*``,
-    ``gamma`` (latent_dim, noise_dim + d_feature).
-    """
-
-    def __init__(self, task: Task, budget: float, config: dict[str, Any], tensors: dict[str, torch.Tensor],
-                 info: dict[str, Any] | None = None) -> None:
-        super().__init__(task, budget, info)
-        self.config = dict(config)
-        self.tensors = {k: v.detach().cpu() for k, v in tensors.items()}
-        self.autoencoder = Autoencoder(self.config, self.tensors, {})
-
-    def features(self, w: np.ndarray) -> np.ndarray:
-        """The filter's S input y for canonical W rows, shape (n, d_feature)."""
-        feat, task = self.config["feature"], self.task
-        if feat == "none":
-            return np.zeros((len(w), 0))
-        if feat == "onehot":
-            s = w[:, 0]
-            if np.any((s != np.round(s)) | (s < 0) | (s >= task.n_s)):  # type: ignore[operator]
-                raise InputError(f"the S column of W must hold labels 0..{task.n_s - 1}")  # type: ignore[operator]
-            return label_features(s.astype(np.int64), task.n_s)  # type: ignore[arg-type]
-        return (w[:, : task.d_s] - np.asarray(self.config["s_mean"])) / np.asarray(self.config["s_std"])
-
-    def release(self, w: Any, rng: np.random.Generator) -> np.ndarray:
-        w = self.task.check_w(w)
-        cfg = self.config
-        gen = rng_generator(rng)
-        u = torch.as_tensor(w[:, -self.task.d_u:])  # type: ignore[operator]
-        y = torch.as_tensor(self.features(w), dtype=torch.float64)
-        with torch.no_grad():
-            mu, logvar = self.autoencoder.encode(u)
-            eps = torch.randn(mu.shape, generator=gen, dtype=torch.float64)
-            z = mu + (torch.exp(0.5 * logvar) * eps if cfg["sample_posterior"] else 0.0)
-            noise = torch.randn(len(w), cfg["noise_dim"], generator=gen, dtype=torch.float64)
-            z = z + torch.cat([noise, y], 1) @ self.tensors["gamma"].double().t()
-            return self.autoencoder.decode(z).numpy().astype(np.float64)
-
-    def params(self) -> dict[str, Any]:
-        return {"gamma": self.tensors["gamma"].tolist()}
 
 
 # --------------------------------------------------------------------------
@@ -304,7 +154,7 @@ class LatentFilter(Learner):
         self.penalty = penalty
         self.threads = threads
 
-    def resolved(self) -> dict[str, Any]:
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
         """Hyper-parameters after the schedule's defaults (validated)."""
         check_choice("schedule", self.schedule, tuple(SCHEDULES))
         check_choice("divergence", self.divergence, DIVERGENCES)
@@ -334,7 +184,7 @@ class LatentFilter(Learner):
         samples = self._check(samples, task, seed)
         dev = resolve_device(device)
         with torch_threads(self.threads if dev.type == "cpu" else None):
-            return self._train_vae(samples, task, self.resolved(), seed, dev)
+            return train_autoencoder(samples, task, self.resolved(task, len(samples)), seed, dev)
 
     def fit_filter(self, autoencoder: Autoencoder, samples: Samples, task: Task, budget: Any, seed: int = 0,
                    device: str = "auto") -> Mechanism | list[Mechanism]:
@@ -347,9 +197,9 @@ class LatentFilter(Learner):
         budgets = check_budgets(budget if many else [budget])
         dev = resolve_device(device)
         with torch_threads(self.threads if dev.type == "cpu" else None):
-            mechs = self._train_filters(autoencoder, samples, task, budgets, self.resolved(), seed, dev)
+            mechs = self._train_filters(autoencoder, samples, task, budgets, self.resolved(task, len(samples)), seed, dev)
         for m in mechs:
-            m._check_finite_state()
+            m.check_finite_state()
             m.info.setdefault("learner", self.name)
         return mechs if many else mechs[0]
 
@@ -385,10 +235,10 @@ class LatentFilter(Learner):
 
     # --- Learner API ------------------------------------------------------
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
-        hp = self.resolved()
+        hp = self.resolved(task, len(samples))
         seed_ae, seed_f = seeds(seed, 2)
         with torch_threads(self.threads if device.type == "cpu" else None):
-            ae = self._train_vae(samples, task, hp, seed_ae, device)
+            ae = train_autoencoder(samples, task, hp, seed_ae, device)
             return self._train_filters(ae, samples, task, budgets, hp, seed_f, device)
 
     # --- internals --------------------------------------------------------
@@ -407,90 +257,10 @@ class LatentFilter(Learner):
         self._check_seed(seed)
         return task.check_samples(samples)
 
-    def _train_vae(self, samples: Samples, task: Task, hp: dict[str, Any], seed: int, device: torch.device
-                   ) -> Autoencoder:
-        u = np.asarray(samples.u, dtype=float).reshape(len(samples), -1)
-        image = task.kind == "image"
-        d_u = task.d_u
-        d_z = int(hp["latent_dim"]) if image else int(min(hp["latent_dim"], d_u))  # type: ignore[type-var]
-        config: dict[str, Any] = {"kind": task.kind, "d_u": d_u, "latent_dim": d_z,
-                                  "output": "sigmoid" if image else "linear",
-                                  "u_mean": u.mean(0).tolist(), "u_std": np.maximum(u.std(0), 1e-9).tolist()}
-        g_seed, r_seed, n_seed = seeds(seed, 3)
-        gen, rng, ngen = generator(g_seed), np.random.default_rng(r_seed), generator(n_seed, device)
-        enc = init_module(_mlp([d_u, hp["hidden"], hp["hidden"], 2 * d_z]), gen).to(device)
-        dec = init_module(_mlp([d_z, hp["hidden"], hp["hidden"], d_u]), gen).to(device)
-        x_all = to_tensor(u if image else (u - u.mean(0)) / np.maximum(u.std(0), 1e-9), device)
-        opt = torch.optim.Adam(list(enc.parameters()) + list(dec.parameters()), lr=hp["lr"])
-        bs = min(hp["batch_size"], len(u))
-        loss = torch.zeros(())
-        for step in range(hp["vae_steps"]):
-            x = x_all[torch.as_tensor(rng.integers(0, len(u), bs), device=device)]
-            h = enc(x)
-            mu, logvar = h[:, :d_z], h[:, d_z:].clamp(-12.0, 8.0)
-            z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=ngen, device=device)
-            out = dec(z)
-            if image:  # Bernoulli likelihood: per-pixel cross-entropy, summed (eq 3)
-                rec = nn.functional.binary_cross_entropy_with_logits(out, x, reduction="none").sum(-1)
-            else:      # unit-variance Gaussian on standardised U (eq 12 with l2)
-                rec = 0.5 * ((out - x) ** 2).sum(-1)
-            kl = 0.5 * (mu ** 2 + logvar.exp() - 1.0 - logvar).sum(-1)
-            loss = (rec + hp["gamma"] * kl).mean()
-            if hp["kappa"] > 0:  # eq (14): decoder gradient penalty on r_alpha
-                alpha = torch.rand(bs, 1, generator=ngen, device=device)
-                zr = (alpha * torch.randn(z.shape, generator=ngen, device=device) + (1 - alpha) * z.detach())
-                zr.requires_grad_(True)
-                dz = dec(zr)
-                grad = torch.autograd.grad((torch.sigmoid(dz) if image else dz).sum(), zr, create_graph=True)[0]
-                loss = loss + hp["kappa"] * (torch.relu(grad.norm(dim=-1) - hp["lipschitz"]) ** 2).mean()
-            check_loss(loss, step, "VAE loss (step 1)")
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        tensors = {**_plain(enc, "enc"), **_plain(dec, "dec")}
-        return Autoencoder(config, tensors, {"vae_steps": hp["vae_steps"], "vae_loss": float(loss.detach())})
-
-    def _final_adversary(self, adv: SweepMLP, g: torch.Tensor, mu: torch.Tensor, var: torch.Tensor,
-                         ft: torch.Tensor, st: torch.Tensor, label: bool, n_out: int, d_n: int,
-                         gen: torch.Generator) -> list[dict[str, Any]]:
-        """Per filter: the final adversary on the final (projected) filter's z~ of the first
-        ``ADVERSARY_CHECK_N`` training rows, with its own noise ``gen`` (training is untouched).
-
-        Label S: ``mi`` = H^(S) (plug-in, training labels) + mean log softmax, and ``accuracy``.
-        Continuous S (squared-error adversary): its prediction read as the mean of a Gaussian
-        with the per-component residual variance on the same rows (a variational Q), and
-        H(S) the Gaussian entropy of the standardised training S (same units).
-        """
-        k, m_chk = g.shape[0], min(len(mu), ADVERSARY_CHECK_N)
-        z = mu[:m_chk] + (var[:m_chk].sqrt() * torch.randn(m_chk, mu.shape[1], generator=gen, device=mu.device)
-                          if self.sample_posterior else 0.0)
-        noise = torch.randn(k, m_chk, d_n, generator=gen, device=mu.device)
-        zt = z + torch.cat([noise, ft[:m_chk].expand(k, -1, -1)], -1) @ g.transpose(1, 2)
-        out = adv(zt)
-        s = st[:m_chk]
-        if label:
-            lq = torch.log_softmax(out, -1).gather(-1, s.view(1, -1, 1).expand(k, -1, 1))[..., 0]
-            mean_lq = lq.mean(1).double().cpu().numpy()
-            acc = (out.argmax(-1) == s[None]).double().mean(1).cpu().numpy()
-            freq = np.bincount(st.cpu().numpy(), minlength=n_out) / len(st)
-            h_s = float(-(freq[freq > 0] * np.log(freq[freq > 0])).sum())
-            how = "plug-in entropy of the training labels"
-        else:
-            var_r = ((out - s[None]) ** 2).mean(1).clamp_min(1e-12)  # (k, d_s)
-            mean_lq = (-0.5 * (torch.log(2 * math.pi * var_r) + 1.0).sum(-1)).double().cpu().numpy()
-            acc = None
-            s_np = st.double().cpu().numpy()
-            h_s = 0.5 * float(np.linalg.slogdet(2 * math.pi * math.e * np.atleast_2d(np.cov(s_np.T)))[1])
-            how = ("Gaussian entropy of the standardised training S; Q = N(prediction, residual variance), "
-                   "log Q at its own residual variance")
-        note = f"final adversary vs the final (projected) filter on the first {m_chk} training rows; H(S): {how}"
-        return [{"mi": float(h_s + mean_lq[i]), "accuracy": None if acc is None else float(acc[i]), "h_s": h_s,
-                 "mean_log_q": float(mean_lq[i]), "n": m_chk, "note": note} for i in range(k)]
-
-    def _train_filters(self, ae: Autoencoder, samples: Samples, task: Task, budgets: np.ndarray,
-                       hp: dict[str, Any], seed: int, device: torch.device) -> list[Mechanism]:
+    def _filter_config(self, ae: Autoencoder, samples: Samples, task: Task) -> tuple[dict[str, Any], bool, np.ndarray]:
+        """(mechanism config, whether S is a label, the filter's S features (n, d_f))."""
         cfg = dict(ae.config)
-        n, k, d_z = len(samples), len(budgets), cfg["latent_dim"]
+        n, d_z = len(samples), cfg["latent_dim"]
         d_n = int(self.noise_dim or d_z)
         label = task.kind in ("mixture", "image")
         feature = "none" if task.observation == "useful" else ("onehot" if label else "raw")
@@ -500,21 +270,13 @@ class LatentFilter(Learner):
             sa = np.asarray(samples.s, dtype=float).reshape(n, -1)
             cfg["s_mean"], cfg["s_std"] = sa.mean(0).tolist(), np.maximum(sa.std(0), 1e-9).tolist()
         probe = LatentFilterMechanism(task, 0.0, {**cfg}, {**ae.tensors, "gamma": torch.zeros(d_z, d_n)})
-        w = task.observe(samples)
-        feats = probe.features(w)
-        d_f = feats.shape[1]
-        u64 = torch.as_tensor(np.asarray(samples.u, dtype=float).reshape(n, -1))
-        with torch.no_grad():
-            mu64, logvar64 = ae.encode(u64)
-        mu, var = mu64.float().to(device), logvar64.exp().float().to(device)
-        ft = to_tensor(feats, device)
-        ut = u64.float().to(device)
-        if label:
-            st = torch.as_tensor(np.asarray(samples.s, dtype=np.int64), device=device)
-        else:
-            sa = np.asarray(samples.s, dtype=float).reshape(n, -1)
-            st = to_tensor((sa - sa.mean(0)) / np.maximum(sa.std(0), 1e-9), device)
-        dec = {key: v.to(device) for key, v in ae.tensors.items() if key.startswith("dec.")}
+        return cfg, label, probe.features(task.observe(samples))
+
+    def _train_filters(self, ae: Autoencoder, samples: Samples, task: Task, budgets: np.ndarray,
+                       hp: dict[str, Any], seed: int, device: torch.device) -> list[Mechanism]:
+        cfg, label, feats = self._filter_config(ae, samples, task)
+        n, k, d_z, d_n, d_f = len(samples), len(budgets), cfg["latent_dim"], cfg["noise_dim"], feats.shape[1]
+        mu, var, ft, ut, st, dec = latent_tensors(ae, samples, feats, label, device)
         g_seed, r_seed, n_seed = seeds(seed, 3)
         gen, rng, ngen = generator(g_seed), np.random.default_rng(r_seed), generator(n_seed, device)
         gamma = (0.01 * torch.randn(k, d_z, d_n + d_f, generator=gen)).to(device).requires_grad_(True)
@@ -526,19 +288,8 @@ class LatentFilter(Learner):
         bs = min(hp["batch_size"], n)
         steps = hp["filter_steps"]
 
-        def adv_loss(logits: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
-            if label:
-                return nn.functional.cross_entropy(logits.reshape(-1, n_out), s.repeat(k),
-                                                   reduction="none").view(k, -1).mean(-1)
-            return ((logits - s) ** 2).sum(-1).mean(-1)
-
-        def decode(z: torch.Tensor) -> torch.Tensor:
-            return mlp_forward(dec, "dec", z, "elu")
-
         def divergence(g: torch.Tensor, var_b: torch.Tensor, f_b: torch.Tensor) -> torch.Tensor:
-            shift = f_b @ g[:, :, d_n:].transpose(1, 2) if d_f else torch.zeros_like(var_b).expand(k, -1, -1)
-            return gaussian_divergence(self.divergence, var_b.expand(k, -1, -1), shift,
-                                       g[:, :, :d_n]).mean(-1)
+            return filter_divergence(self.divergence, g, var_b, f_b, d_n, d_f)
 
         for step in range(steps):
             idx = torch.as_tensor(rng.integers(0, n, bs), device=device)
@@ -548,42 +299,25 @@ class LatentFilter(Learner):
             inp = torch.cat([noise, ft[idx].expand(k, -1, -1)], -1)
             zt = z + inp @ gamma.transpose(1, 2)
             for _ in range(hp["adv_steps"]):
-                la = adv_loss(adv(zt.detach()), st[idx])
+                la = adversary_loss(adv(zt.detach()), st[idx], label, n_out)
                 check_loss(la, step, "adversary loss")
                 opt_a.zero_grad()
                 la.sum().backward()
                 opt_a.step()
-            priv = -adv_loss(adv(zt), st[idx])
+            priv = -adversary_loss(adv(zt), st[idx], label, n_out)
             div = divergence(gamma, var[idx], ft[idx])
             lam = max(self.penalty / 2 ** int(2 * step >= steps), 2.0)
             loss = priv + lam * (torch.relu(div - bud) + torch.relu(div - bud) ** 2)
             if hp["beta"] > 0:
-                x = decode(zt)
-                if cfg["output"] == "sigmoid":
-                    util = nn.functional.binary_cross_entropy_with_logits(
-                        x, ut[idx].expand(k, -1, -1), reduction="none").mean(-1).mean(-1)
-                else:
-                    std = torch.as_tensor(cfg["u_std"], device=device, dtype=torch.float32)
-                    mean = torch.as_tensor(cfg["u_mean"], device=device, dtype=torch.float32)
-                    util = ((x * std + mean - ut[idx]) ** 2).sum(-1).mean(-1)
-                loss = loss + hp["beta"] * util
+                loss = loss + hp["beta"] * utility_loss(mlp_forward(dec, "dec", zt, "elu"), ut[idx], cfg)
             check_loss(loss, step, "filter objective (15)-(17)")
             opt_f.zero_grad()
             loss.sum().backward()
             opt_f.step()
-        # project: largest t in [0, 1] with the training-set divergence of t*Gamma within budget
         with torch.no_grad():
-            g = gamma.detach()
-            full = divergence(g, var, ft)
-            lo, hi = torch.zeros(k, device=device), torch.ones(k, device=device)
-            for _ in range(40):
-                mid = 0.5 * (lo + hi)
-                ok = divergence(g * mid.view(k, 1, 1), var, ft) <= bud
-                lo, hi = torch.where(ok, mid, lo), torch.where(ok, hi, mid)
-            t = torch.where(full <= bud, torch.ones_like(lo), lo)
-            g = g * t.view(k, 1, 1)
-            final = divergence(g, var, ft)
-            adversary = self._final_adversary(adv, g, mu, var, ft, st, label, n_out, d_n, generator(n_seed ^ 2, device))
+            g, t, final = project_filters(gamma.detach(), divergence, var, ft, bud)
+            adversary = final_adversary(adv, g, mu, var, ft, st, label, n_out, d_n, generator(n_seed ^ 2, device),
+                                        self.sample_posterior)
         mechs: list[Mechanism] = []
         for i in range(k):
             info = {**ae.info, "filter_steps": steps, "divergence": self.divergence,

@@ -6,7 +6,7 @@ adversary is Gaussian (mean, log-variance) for a continuous S (gaussian tasks) a
 softmax for a discrete S (mixture tasks).  ``adversary_steps = k >= 1`` adversary
 updates precede each mechanism update (appendix A); ``k = 0`` updates both players
 from one forward/backward pass (simultaneous gradient descent-ascent, half the cost).
-Mechanism families are in :mod:`privbench.learners.ppan_nets` (``linear``,
+Mechanism families are in :mod:`privbench.learners.nn.release` (``linear``,
 ``gaussian``, ``seed``, ``gmm``); each registered learner fixes one.
 
 Distortion term, with d the batch mean of ||U - Z||^2 and delta the budget:
@@ -59,10 +59,11 @@ from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice
 from .mechanisms import LinearGaussian
-from .ppan_nets import (PPANNet, SweepRelease, Whitener, adversary_outputs, build_adversary, build_release,
-                        gaussian_mi, init_members, log_q, member_tensors, noise_baseline_mi)
+from .nn.continuous_game import TrainingData, diagnose, train_sweep
+from .nn.core import generator, seeds, torch_threads
+from .nn.release import build_release, member_tensors
+from .ppan_net import PPANNet
 from .registry import register
-from .torch_utils import check_loss, cosine_lr, generator, seeds, to_tensor, torch_threads
 
 SCHEDULES = ("default", "paper")
 CONSTRAINTS = ("lagrangian", "mean-penalty", "sample-penalty")
@@ -133,8 +134,8 @@ class _PPANContinuous(Learner):
         self.collapse_tol = collapse_tol
 
     # ------------------------------------------------------------------
-    def resolved(self, task: Task, n: int) -> dict[str, Any]:
-        """The hyper-parameters used for ``task`` with ``n`` training samples (validated)."""
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
+        """The hyper-parameters used for ``task`` with ``n_train`` training samples (validated)."""
         check_choice("schedule", self.schedule, SCHEDULES)
         scalar = task.d_u == 1 and (task.kind == "mixture" or task.d_s == 1)
         if self.schedule == "paper":
@@ -174,15 +175,15 @@ class _PPANContinuous(Learner):
             hp[key] = tuple(hp[key])
             for h in hp[key]:
                 _check_int(key, h)
-        hp["batch_size"] = min(int(hp["batch_size"]), n)
+        hp["batch_size"] = min(int(hp["batch_size"]), n_train)
         if hp.get("steps") is not None:
             _check_int("steps", hp["steps"])
         else:
             _check_int("epochs", hp["epochs"])
-            hp["steps"] = int(hp["epochs"]) * math.ceil(n / hp["batch_size"])
+            hp["steps"] = int(hp["epochs"]) * math.ceil(n_train / hp["batch_size"])
         return hp
 
-    def _config(self, task: Task, hp: dict[str, Any]) -> dict[str, Any]:
+    def _architecture(self, task: Task, hp: dict[str, Any]) -> dict[str, Any]:
         cfg: dict[str, Any] = {"family": self.family, "d_w": task.d_w, "d_u": task.d_u}
         if self.family == "linear":
             cfg["bias"] = task.kind != "gaussian"
@@ -197,8 +198,8 @@ class _PPANContinuous(Learner):
     # ------------------------------------------------------------------
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
         hp = self.resolved(task, len(samples))
-        cfg = self._config(task, hp)
-        data = _Data(samples, task, device, int(hp["adversary_components"]))
+        cfg = self._architecture(task, hp)
+        data = TrainingData(samples, task, device, int(hp["adversary_components"]))
         k, rounds = len(budgets), self.max_restarts + 1
         derived = seeds(seed, (k + 1) * rounds)  # member seeds per attempt, then one sweep seed per attempt
         best: list[dict[str, Any]] = [{} for _ in range(k)]
@@ -211,8 +212,8 @@ class _PPANContinuous(Learner):
                     break
                 mseeds = [derived[attempt * k + i] for i in todo]
                 sweep_seed = derived[k * rounds + attempt]
-                mech, extra = _train(data, cfg, hp, budgets[todo], mseeds, sweep_seed, device)
-                diag = _diagnose(mech, data, generator(sweep_seed ^ 1, device), self.collapse_tol)
+                mech, extra = train_sweep(data, cfg, hp, budgets[todo], mseeds, sweep_seed, device)
+                diag = diagnose(mech, data, generator(sweep_seed ^ 1, device), self.collapse_tol)
                 for j, i in enumerate(todo):
                     res = {**diag[j], "multiplier": float(extra["nu"][j]),
                            "training_adversary": extra["training_adversary"][j],
@@ -257,203 +258,6 @@ def _check_number(name: str, value: Any, lo: float | None = None, hi: float | No
     if not ok:
         rng = f"{'>' if open_lo else '>='} {lo}" + (f" and <= {hi}" if hi is not None else "")
         raise InputError(f"{name}={value!r} must be a finite number {rng}")
-
-
-class _Data:
-    """Training arrays on the device: W (n, d_w), U (n, d_u), S standardised (n, d_s) or labels (n,)."""
-
-    def __init__(self, samples: Samples, task: Task, device: torch.device, n_mix: int = 1) -> None:
-        w = task.observe(samples)
-        self.n_mix = n_mix
-        self.discrete = task.kind != "gaussian"
-        self.n = len(w)
-        self.u_np = np.asarray(samples.u, float).reshape(self.n, -1)
-        if self.discrete:  # S for the Gaussian-approximation checks: one-hot without the last class
-            self.s_np = np.eye(int(task.n_s))[np.asarray(samples.s)][:, :-1]  # type: ignore[arg-type]
-            self.s = torch.as_tensor(np.asarray(samples.s), dtype=torch.long, device=device)
-            self.n_out = int(task.n_s)  # type: ignore[arg-type]
-        else:
-            s = np.asarray(samples.s, float).reshape(self.n, -1)
-            self.s_np = s
-            self.s = to_tensor((s - s.mean(0)) / np.maximum(s.std(0), 1e-8), device)
-            self.n_out = adversary_outputs(s.shape[1], n_mix)
-        self.w = to_tensor(w, device)
-        self.u = to_tensor(self.u_np, device)
-        self.w_mean, self.w_std = w.mean(0), np.maximum(w.std(0), 1e-6)
-        self.u_cov = np.atleast_2d(np.cov(self.u_np.T))
-        self.u_mean = to_tensor(self.u_np.mean(0), device)
-        self.u_std = to_tensor(np.maximum(self.u_np.std(0), 1e-6), device)
-
-
-def _train(data: _Data, cfg: dict[str, Any], hp: dict[str, Any], budgets: np.ndarray, member_seeds: list[int],
-           sweep_seed: int, device: torch.device) -> tuple[SweepRelease, dict[str, np.ndarray]]:
-    """Train one batched sweep: member i at budgets[i], initialised from member_seeds[i].
-
-    Returns the release module and per-member ``nu`` (final multiplier) and ``loglik``
-    (the adversary's mean log Q on the last batch).  NaN/inf -> TrainingError naming the step.
-    """
-    k = len(budgets)
-    mech = build_release(k, cfg)
-    adv = build_adversary(k, cfg["d_u"], hp["adversary_hidden"], data.n_out, skip=hp["whiten"])
-    gens = [generator(s) for s in member_seeds]
-    mech.setup(gens, data.w_mean, data.w_std, budgets, data.u_cov if hp["init"] == "shrink" else None)
-    init_members(adv, gens)
-    mech.to(device)
-    adv.to(device)
-    gen = generator(sweep_seed, device)
-    delta = to_tensor(np.asarray(budgets, float), device)
-    mech_params, adv_params = list(mech.parameters()), list(adv.parameters())
-    opt_m = torch.optim.Adam(mech_params, lr=hp["lr"], foreach=True)
-    opt_a = torch.optim.Adam(adv_params, lr=hp["adversary_lr"], foreach=True)
-    simultaneous = int(hp["adversary_steps"]) == 0
-    nu = torch.zeros(k, device=device)
-    rho, lam, eta = float(hp["penalty"]), float(hp["penalty"]), float(hp["dual_lr"])
-    n, bs, steps = data.n, int(hp["batch_size"]), int(hp["steps"])
-    per_epoch = max(n // bs, 1)
-    perm = torch.randperm(n, generator=gen, device=device)
-    avg_from = int(steps * (1.0 - hp["average_fraction"]))
-    avg = [p.detach().clone() for p in mech_params] if avg_from < steps else None
-    n_avg = 0
-    whiten = Whitener(k, float((data.u_std ** 2).mean())) if hp["whiten"] else None
-
-    def privacy(z: torch.Tensor, pi: torch.Tensor | None, s: torch.Tensor, update: bool) -> torch.Tensor:
-        """Mean log Q(s|z) per member, (k,); z (k, B, m, d_u), pi (k, B, m) or None."""
-        m = z.shape[2]
-        flat = z.reshape(k, -1, z.shape[-1])
-        if whiten is None:
-            x = (flat - data.u_mean) / data.u_std
-        else:
-            if update or whiten.W is None:
-                whiten.update(flat.detach(), None if pi is None else pi.reshape(k, -1).detach())
-            x = whiten(flat)
-        lq = log_q(adv(x), s.repeat_interleave(m, dim=0) if m > 1 else s, data.discrete,
-                   data.n_mix).reshape(k, -1, m)
-        return (lq[..., 0] if pi is None else (pi * lq).sum(-1)).mean(1)
-
-    priv = torch.zeros(k, device=device)
-    for step in range(steps):
-        if hp["cosine"]:
-            cosine_lr(((opt_m, hp["lr"]), (opt_a, hp["adversary_lr"])), step, steps)
-        j = step % per_epoch
-        if j == 0 and step > 0:
-            perm = torch.randperm(n, generator=gen, device=device)
-        idx = perm[j * bs:(j + 1) * bs]
-        w, u, s = data.w[idx][None].expand(k, -1, -1), data.u[idx], data.s[idx]
-        for _ in range(0 if simultaneous else int(hp["adversary_steps"])):
-            with torch.no_grad():
-                z, pi = mech(w, gen)
-            loss_a = -privacy(z, pi, s, update=True).sum()
-            check_loss(loss_a, step, "adversary loss")
-            opt_a.zero_grad(set_to_none=True)
-            loss_a.backward()
-            opt_a.step()
-        z, pi = mech(w, gen)
-        priv = privacy(z, pi, s, update=simultaneous)
-        sq = ((z - u[None, :, None, :]) ** 2).sum(-1)  # (k, B, m)
-        per_sample = sq[..., 0] if pi is None else (pi * sq).sum(-1)  # (k, B)
-        g = per_sample.mean(1) - delta
-        if hp["constraint"] == "sample-penalty":
-            over = torch.relu(sq - delta[:, None, None]) ** 2
-            pen = lam * (over[..., 0] if pi is None else (pi * over).sum(-1)).mean(1)
-        elif hp["constraint"] == "mean-penalty":
-            pen = lam * torch.relu(g) ** 2
-        else:
-            half = per_sample.shape[1] // 2
-            g1, g2 = per_sample[:, :half].mean(1) - delta, per_sample[:, half:].mean(1) - delta
-            pen = nu * g + 0.5 * rho * (g1.detach() * g2 + g2.detach() * g1)
-        loss = (priv + pen).sum()
-        check_loss(loss, step, "mechanism loss")
-        opt_m.zero_grad(set_to_none=True)
-        if simultaneous:  # one backward pass; the adversary ascends what the mechanism descends
-            opt_a.zero_grad(set_to_none=True)
-            loss.backward()
-            for p in adv_params:
-                p.grad.neg_()  # type: ignore[union-attr]
-            opt_a.step()
-        else:
-            loss.backward(inputs=mech_params)
-        opt_m.step()
-        if hp["constraint"] == "lagrangian":
-            nu = nu + eta * g.detach()
-        if avg is not None and step >= avg_from:
-            n_avg += 1
-            with torch.no_grad():
-                torch._foreach_lerp_(avg, [p.detach() for p in mech_params], 1.0 / n_avg)
-    if avg is not None and n_avg:
-        with torch.no_grad():
-            for p, a in zip(mech_params, avg):
-                p.copy_(a)
-    for name, p in mech.named_parameters():
-        check_loss(p.detach(), steps, f"mechanism parameter {name!r}")
-    final = _final_adversary(mech, adv, whiten, data, generator(sweep_seed ^ 2, device), hp)
-    return mech, {"nu": nu.cpu().numpy(), "loglik": priv.detach().cpu().numpy(), "training_adversary": final}
-
-
-#: training rows (the first ones) on which the final adversary is scored after training
-ADVERSARY_CHECK_N = 4096
-
-
-@torch.no_grad()
-def _final_adversary(mech: SweepRelease, adv: torch.nn.Module, whiten: Whitener | None, data: _Data,
-                     gen: torch.Generator, hp: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per member: the final adversary's estimate on the first ``ADVERSARY_CHECK_N`` training rows.
-
-    The final (averaged) release of those rows, drawn with its own generator ``gen`` (training
-    is untouched), is scored by the final adversary through the final whitening statistics:
-    ``mi`` = H^(S) + mean log Q(S|Z), H^(S) the plug-in entropy of the training labels
-    (discrete S) or the Gaussian entropy of the standardised training S (continuous S; log Q
-    is in the same standardised units, the -d_s/2 log 2 pi constant restored); ``accuracy``
-    (discrete S) of argmax Q.  Mixture releases (``gmm``) average over components exactly.
-    """
-    k, m_chk = mech.k, min(data.n, ADVERSARY_CHECK_N)
-    w = data.w[:m_chk][None].expand(k, -1, -1)
-    s = data.s[:m_chk]
-    z, pi = mech(w, gen)
-    m = z.shape[2]
-    flat = z.reshape(k, -1, z.shape[-1])
-    x = (flat - data.u_mean) / data.u_std if whiten is None or whiten.W is None else whiten(flat)
-    out = adv(x)
-    lq = log_q(out, s.repeat_interleave(m, dim=0) if m > 1 else s, data.discrete, data.n_mix).reshape(k, -1, m)
-    weights = torch.ones_like(lq) if pi is None else pi
-    mean_lq = (weights * lq).sum(-1).mean(1).double().cpu().numpy()
-    if data.discrete:
-        labels = data.s.cpu().numpy()
-        freq = np.bincount(labels, minlength=data.n_out) / len(labels)
-        h_s = float(-(freq[freq > 0] * np.log(freq[freq > 0])).sum())
-        hit = (out.argmax(-1).reshape(k, -1, m) == s.view(1, -1, 1)).to(weights.dtype)
-        acc = (weights * hit).sum(-1).mean(1).double().cpu().numpy()
-        how = "plug-in entropy of the training labels"
-    else:
-        s_std = data.s.double().cpu().numpy()
-        d_s = s_std.shape[1]
-        h_s = 0.5 * float(np.linalg.slogdet(2 * math.pi * math.e * np.atleast_2d(np.cov(s_std.T)))[1])
-        mean_lq = mean_lq - 0.5 * d_s * math.log(2 * math.pi)
-        acc = None
-        how = "Gaussian entropy of the standardised training S (log Q in the same units)"
-    note = f"final adversary vs the final release of the first {m_chk} training rows; H(S): {how}"
-    return [{"mi": float(h_s + mean_lq[i]), "accuracy": None if acc is None else float(acc[i]),
-             "h_s": h_s, "mean_log_q": float(mean_lq[i]), "n": m_chk, "note": note} for i in range(k)]
-
-
-@torch.no_grad()
-def _diagnose(mech: SweepRelease, data: _Data, gen: torch.Generator, collapse_tol: float) -> list[dict[str, Any]]:
-    """Per member, on (up to 20000) training rows: distortion, noise variance E Var(Z|W)
-    (two releases), Gaussian-approx leakage vs the noise baseline at that distortion."""
-    k = mech.k
-    n_chk = min(data.n, 20000)
-    w = data.w[:n_chk][None].expand(k, -1, -1)
-    z1 = mech.sample(w, gen).double().cpu().numpy()
-    z2 = mech.sample(w, gen).double().cpu().numpy()
-    u, s = data.u_np[:n_chk], data.s_np[:n_chk]
-    out = []
-    for i in range(k):
-        dist = float(np.mean(np.sum((z1[i] - u) ** 2, axis=1)))
-        cond_var = float(np.mean(np.sum((z1[i] - z2[i]) ** 2, axis=1)) / 2)
-        leak, base = gaussian_mi(s, z1[i]), noise_baseline_mi(s, u, dist)
-        out.append({"train_distortion": dist, "noise_variance": cond_var,
-                    "noise_ratio": cond_var / max(dist, 1e-12), "leak_gauss_train": leak,
-                    "baseline_gauss_train": base, "excess": leak - base, "collapsed": bool(leak - base > collapse_tol)})
-    return out
 
 
 @register

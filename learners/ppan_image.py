@@ -38,7 +38,7 @@ better at budgets close to the identity's distortion, but on the MNIST subset it
 left large budgets unused and hid the digit less (see the issue #3 report).
 
 Budgets are batched: one network per budget, all trained as one with the
-sweep layers of :mod:`.torch_utils` (independent weights, one Adam state each).
+sweep layers of :mod:`.nn.sweep` (independent weights, one Adam state each).
 On an H100 five budgets cost what one does (about 5 ms a step, either schedule);
 on one CPU thread the cost grows linearly (default: 11 ms a step per budget,
 paper: 55 ms, on the 3,500-image MNIST-subset split).
@@ -63,8 +63,8 @@ from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice, mechanism_type
 from .registry import register
-from .torch_utils import (SweepLinear, SweepMLP, check_loss, generator, init_module, rng_generator, seeds,
-                          to_tensor, torch_threads)
+from .nn.core import check_loss, generator, init_module, rng_generator, seeds, to_tensor, torch_threads
+from .nn.sweep import SweepLinear, SweepMLP
 
 SCHEDULES: dict[str, dict[str, Any]] = {
     "paper": dict(hidden=(1000, 1000), adv_hidden=(1000, 1000), disc_hidden=(500,), n_noise=20, epochs=50,
@@ -230,7 +230,8 @@ class PPANImage(Learner):
         self.skip = skip
         self.threads = threads
 
-    def _config(self) -> dict[str, Any]:
+    def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
+        """The schedule's hyper-parameters with this learner's overrides (validated)."""
         check_choice("schedule", self.schedule, tuple(SCHEDULES))
         cfg = dict(SCHEDULES[self.schedule])
         for key in ("hidden", "adv_hidden", "disc_hidden", "n_noise", "epochs", "batch_size", "adv_steps", "lr",
@@ -255,7 +256,7 @@ class PPANImage(Learner):
         return cfg
 
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
-        cfg = self._config()
+        cfg = self.resolved(task, len(samples))
         with torch_threads(self.threads if device.type == "cpu" else None):
             return self._train(samples, task, budgets, seed, device, cfg)
 
@@ -325,6 +326,13 @@ class PPANImage(Learner):
                 step += 1
 
         final = self._final_stats(mech, adv, W, U, S, task, g_noise, cfg, k)
+        return self._mechanisms(mech, final, samples, task, budgets, cfg, step)
+
+    def _mechanisms(self, mech: SweepMLP, final: dict[str, list[float]], samples: Samples, task: Task,
+                    budgets: np.ndarray, cfg: dict[str, Any], step: int) -> list[Mechanism]:
+        """One ImageMLPMechanism per budget (member i of the sweep) with its training facts."""
+        n, n_s = len(samples), task.n_s
+        gamma, penalty = float(self.gamma), float(self.penalty)
         freq = np.bincount(np.asarray(samples.s), minlength=n_s) / n
         h_s = float(-(freq[freq > 0] * np.log(freq[freq > 0])).sum())
         mechs: list[Mechanism] = []

@@ -10,25 +10,38 @@ A third-party learner registers without editing privbench, either by calling
 or through the entry-point group ``privbench.learners`` in its own package
 metadata (``name = my_pkg.module:MyLearner``), loaded on first lookup.  Any
 ``module:Class`` spec also resolves directly (:func:`resolve_learner`).
+
+The built-in learners and mechanism types live in the modules declared in
+:data:`BUILTIN_MODULES`; they are imported on first lookup of a learner and
+before :func:`load_mechanism` looks up a saved mechanism's type, so a fresh
+process can load a mechanism file without importing any learner first.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import json
+import os
 import warnings
 from importlib.metadata import entry_points
 from typing import Any
 
-from privbench.datasets.errors import InputError
+from pathlib import Path
 
-from .base import Learner
+from privbench.datasets.errors import InputError
+from privbench.datasets.tasks import Task
+
+from .base import FORMAT, MECHANISM_TYPES, Learner, Mechanism
 
 _REGISTRY: dict[str, type[Learner]] = {}
 _PLUGIN_ERRORS: dict[str, str] = {}
 _LOADED = False
-# modules of this package that hold infrastructure, not learners
-_INFRA = {"base", "registry", "mechanisms", "torch_utils"}
+#: Modules of privbench.learners that register built-in learners (``@register``)
+#: or mechanism types (``@mechanism_type``) when imported.
+BUILTIN_MODULES = (
+    "mechanisms", "ppan_net", "baselines", "ppan_finite", "gap_binary", "ppan_continuous", "gap_mixture",
+    "ppan_image", "noise_sanitizer", "chi2_sanitizer", "latent_filter_mechanism", "latent_filter",
+)
 ENTRY_POINT_GROUP = "privbench.learners"
 
 
@@ -45,16 +58,18 @@ def register(cls: type[Learner], name: str | None = None, replace: bool = False)
     return cls
 
 
+def load_builtins() -> None:
+    """Import every module of :data:`BUILTIN_MODULES` (registers built-in learners and mechanism types)."""
+    for module in BUILTIN_MODULES:
+        importlib.import_module(f"privbench.learners.{module}")
+
+
 def _load_all() -> None:
     global _LOADED
     if _LOADED:
         return
     _LOADED = True
-    import privbench.learners as pkg
-
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name not in _INFRA and not info.name.startswith("_"):
-            importlib.import_module(f"privbench.learners.{info.name}")
+    load_builtins()
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             obj = ep.load()
@@ -105,3 +120,31 @@ def make_learner(spec: str, **params: Any) -> Learner:
         return cls(**params)
     except TypeError as exc:
         raise InputError(f"learner {spec!r}: bad hyper-parameters ({exc})") from None
+
+
+def load_mechanism(path: str | os.PathLike) -> Mechanism:
+    """Load a mechanism saved by :meth:`Mechanism.save`, in any process.
+
+    The built-in mechanism types and those of plug-ins are registered first
+    (:func:`available`).  Only plain tensors, strings and numbers are unpickled
+    (``torch.load(weights_only=True)``); anything else raises :class:`InputError`.
+    """
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"mechanism file {str(path)!r} does not exist")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception:  # noqa: BLE001 - any unpickling failure is a refusal
+        raise InputError(f"{str(path)!r} is not a safe privbench mechanism file (torch.load with "
+                         "weights_only=True refused it: it is corrupt or holds pickled objects)") from None
+    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
+        raise InputError(f"{str(path)!r} is not a privbench mechanism file (format {FORMAT} expected)")
+    _load_all()
+    kind = blob.get("type")
+    if kind not in MECHANISM_TYPES:
+        raise InputError(f"{str(path)!r} holds mechanism type {kind!r} (known: {', '.join(sorted(MECHANISM_TYPES))})")
+    task = Task.from_dict(json.loads(blob["task"]))
+    return MECHANISM_TYPES[kind]._from_state(task, float(blob["budget"]), json.loads(blob["info"]),
+                                             json.loads(blob["config"]), dict(blob["tensors"]))

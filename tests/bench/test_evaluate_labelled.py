@@ -105,7 +105,7 @@ def test_gaussian_noise_on_images_spends_its_budget(digits):
 
 
 def test_additive_noise_mechanism_saves_and_loads(tmp_path, digits):
-    from privbench.learners.base import load_mechanism
+    from privbench.learners import load_mechanism
 
     sc = make_scenario("hypothesis-testing")
     for scenario, obs in ((digits, "full"), (sc, "useful")):

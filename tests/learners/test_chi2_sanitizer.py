@@ -11,7 +11,7 @@ from scipy.stats import norm
 
 from privbench.datasets import BinaryGMM, InputError, task_for
 from privbench.learners import TrainingError, make_learner
-from privbench.learners.chi2_sanitizer import estimate_chi2
+from privbench.learners.nn.chi2 import estimate_chi2
 
 GMM = BinaryGMM(0.5, 1.0, 1.0, 1.0)
 

@@ -128,3 +128,14 @@ def test_load_refuses_unsafe_and_foreign_files(tmp_path):
         load_mechanism(evil)
     with pytest.raises(InputError, match="does not exist"):
         load_mechanism(tmp_path / "missing.pt")
+
+
+@pytest.mark.parametrize("name,kind,observation", list(_cases()))
+def test_hyper_parameters_resolve_through_one_method(name, kind, observation):
+    """Every learner resolves its hyper-parameters with ``resolved(task, n_train)`` (a dict), nothing else."""
+    cls = available()[name]
+    samples, task = _problem(kind, observation, cls.privacies[0])
+    learner = cls(**cls.test_params)
+    hp = learner.resolved(task, len(samples))
+    assert isinstance(hp, dict) and hp == learner.resolved(task, len(samples))
+    assert not hasattr(learner, "config") and not hasattr(learner, "_config")

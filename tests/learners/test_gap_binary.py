@@ -51,7 +51,7 @@ def test_gap_serves_mi_with_its_cross_entropy_adversary():
     smp = sc.sample(3000, np.random.default_rng(0))
     learner = make_learner("gap")
     task = task_for(sc, "full", "mi")
-    assert learner.config(task).adversary_loss == "log"
+    assert learner.resolved(task, len(smp))["adversary_loss"] == "log"
     mechs = learner.fit(smp, task, [0.05, 0.2, 0.5], seed=0, device="cpu")
     gaps, over = _gaps(mechs, _emp(smp, 4), sc.distortion_matrix(), "full", "mi")
     assert gaps.max() <= 0.01 and over.max() <= 2e-3
@@ -62,8 +62,8 @@ def test_paper_schedule_runs_its_own_parametrisation_and_penalty():
     smp = sc.sample(2000, np.random.default_rng(0))
     task = task_for(sc, "full", "map")
     learner = make_learner("gap", schedule="paper", steps=400)
-    cfg = learner.config(task)
-    assert (cfg.parametrization, cfg.constraint, cfg.belief, cfg.adversary_loss, cfg.lr) == \
+    cfg = learner.resolved(task, len(smp))
+    assert (cfg["parametrization"], cfg["constraint"], cfg["belief"], cfg["adversary_loss"], cfg["lr"]) == \
         ("direct", "linear-penalty", "mixture", "log", 0.01)
     mechs = learner.fit(smp, task, [0.1, 0.3], seed=0, device="cpu")
     for m in mechs:
@@ -78,7 +78,7 @@ def test_alpha_loss_adversary_variant_trains():
     smp = sc.sample(2000, np.random.default_rng(0))
     task = task_for(sc, "useful", "map")
     learner = make_learner("gap", adversary="alpha", alpha=3.0)
-    assert learner.config(task).adversary_loss == "alpha"
+    assert learner.resolved(task, len(smp))["adversary_loss"] == "alpha"
     mechs = learner.fit(smp, task, [0.1, 0.3], seed=0, device="cpu")
     gaps, _ = _gaps(mechs, _emp(smp, 2), sc.distortion_matrix(), "useful", "map")
     assert gaps.max() <= 0.01

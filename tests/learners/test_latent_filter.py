@@ -12,7 +12,7 @@ from scipy.stats import multivariate_normal
 
 from privbench.datasets import InputError, Samples, Task
 from privbench.learners import TrainingError, make_learner
-from privbench.learners.latent_filter import Autoencoder, gaussian_divergence
+from privbench.learners.nn.vae import Autoencoder, gaussian_divergence
 
 VAR = np.array([0.5, 0.3])
 SHIFT = np.array([0.4, -0.3])

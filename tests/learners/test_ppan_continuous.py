@@ -15,7 +15,8 @@ from privbench.datasets import BinaryGMM, GaussianScalar, GaussianVector, InputE
 from privbench.learners import TrainingError, load_mechanism, make_learner
 from privbench.learners import ppan_continuous as pc
 from privbench.learners.mechanisms import LinearGaussian
-from privbench.learners.ppan_nets import gaussian_mi, noise_baseline_mi
+from privbench.learners.nn import continuous_game as cg
+from privbench.learners.nn.leakage import gaussian_mi, noise_baseline_mi
 from privbench.theory.gaussian import linear_gaussian_leakage, scalar_full_mi, scalar_useful_mi
 
 SC = GaussianScalar(0.85)  # PPAN §III-B3
@@ -96,7 +97,7 @@ def test_mixture_adversary_log_likelihood():
     """n_mix equal components give the Gaussian log-likelihood; the mixture is normalised."""
     import torch
 
-    from privbench.learners.ppan_nets import log_q
+    from privbench.learners.nn.adversary import log_q
 
     gen = torch.Generator().manual_seed(0)
     s = torch.randn(7, 2, generator=gen)
@@ -123,9 +124,9 @@ def test_noiseless_release_is_worse_than_the_noise_baseline():
 
 
 def _collapse_member(monkeypatch, which, attempts):
-    """Make ``_train`` return member ``which`` with its noise removed on the first ``attempts`` calls."""
+    """Make ``train_sweep`` return member ``which`` with its noise removed on the first ``attempts`` calls."""
     calls = {"n": 0}
-    real = pc._train
+    real = pc.train_sweep
 
     def fake(data, cfg, hp, budgets, member_seeds, sweep_seed, device):
         mech, extra = real(data, cfg, hp, budgets, member_seeds, sweep_seed, device)
@@ -134,7 +135,7 @@ def _collapse_member(monkeypatch, which, attempts):
             mech.L.data[which] = 0.0  # a noiseless release, as when a seed network's noise input dies
         return mech, extra
 
-    monkeypatch.setattr(pc, "_train", fake)
+    monkeypatch.setattr(pc, "train_sweep", fake)
     return calls
 
 
@@ -164,14 +165,14 @@ def test_member_that_always_collapses_is_flagged(scalar_samples, monkeypatch):
 
 
 def test_nan_loss_raises_training_error_naming_the_step(scalar_samples, monkeypatch):
-    real, calls = pc.log_q, {"n": 0}
+    real, calls = cg.log_q, {"n": 0}
 
     def poisoned(out, s, discrete, *args):
         calls["n"] += 1
         res = real(out, s, discrete, *args)
         return res * float("nan") if calls["n"] == 5 else res
 
-    monkeypatch.setattr(pc, "log_q", poisoned)
+    monkeypatch.setattr(cg, "log_q", poisoned)
     task = task_for(SC, "useful")
     with pytest.raises(TrainingError, match="mechanism loss is not finite at step 4"):
         make_learner("ppan-seed", steps=20).fit(scalar_samples, task, 0.5, seed=0, device="cpu")

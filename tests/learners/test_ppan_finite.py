@@ -13,7 +13,7 @@ import pytest
 from privbench.bench.plug_in import PlugIn, estimate_joint
 from privbench.datasets import Finite, InputError, Samples, SymmetricPair, Task, task_for
 from privbench.learners import TrainingError, available, make_learner
-from privbench.learners.ppan_finite import empirical_tables, project_simplex
+from privbench.learners.nn.finite_game import empirical_tables, project_simplex
 from privbench.theory.finite import solve_finite
 from privbench.theory.measures import channel_measures
 
@@ -96,11 +96,11 @@ def test_bad_hyper_parameters_are_refused(samples, bad):
 
 def test_paper_schedule_is_the_papers_hyper_parameters():
     learner = make_learner("ppan", schedule="paper")
-    full = learner.config(task_for(SC, "full", "mi"))
-    useful = learner.config(task_for(SC, "useful", "mi"))
-    assert (full.steps, useful.steps) == (25_000, 20_000)
-    assert full.lr == full.adversary_lr == 1e-3 and full.betas == (0.9, 0.999)
-    assert full.constraint == "penalty" and full.penalty == 500.0 and full.adversary_steps == 1
+    full = learner.resolved(task_for(SC, "full", "mi"), 1000)
+    useful = learner.resolved(task_for(SC, "useful", "mi"), 1000)
+    assert (full["steps"], useful["steps"]) == (25_000, 20_000)
+    assert full["lr"] == full["adversary_lr"] == 1e-3 and full["betas"] == (0.9, 0.999)
+    assert full["constraint"] == "penalty" and full["penalty"] == 500.0 and full["adversary_steps"] == 1
 
 
 def test_empirical_tables_match_the_sample_counts(samples):

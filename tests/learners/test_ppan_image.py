@@ -133,8 +133,8 @@ def test_discriminator_and_paper_schedule_run(tmp_path):
                                       b.release(samples.u, np.random.default_rng(0)))
         assert a.info["gamma"] == 2.0 and a.info["schedule"] == schedule
     # the paper's architecture: 1000-unit tanh layers and 20 noise inputs
-    assert PPANImage(schedule="paper")._config()["hidden"] == (1000, 1000)
-    assert PPANImage(schedule="paper")._config()["n_noise"] == 20
+    assert PPANImage(schedule="paper").resolved(task, 100)["hidden"] == (1000, 1000)
+    assert PPANImage(schedule="paper").resolved(task, 100)["n_noise"] == 20
 
 
 @pytest.mark.parametrize("params,match", [

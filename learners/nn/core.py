@@ -1,5 +1,5 @@
 """torch helpers shared by the learners: device, seeded generators and init, guards,
-thread count, and sweep-batched layers (one network per budget, trained as one).
+thread count, learning-rate schedule, tensors from arrays.
 """
 
 from __future__ import annotations
@@ -14,9 +14,13 @@ from torch import nn
 
 from privbench.datasets.errors import InputError
 
-from .base import TrainingError
+from ..errors import TrainingError
+from .sweep import SweepLinear
 
 DEVICES = ("auto", "cpu", "cuda")
+#: training rows (the first ones) on which a learner scores its final adversary (or critic) after
+#: training, for the ``training_adversary`` facts of a mechanism (never used for evaluation)
+ADVERSARY_CHECK_N = 4096
 
 
 def resolve_device(device: Any) -> torch.device:
@@ -85,45 +89,6 @@ def torch_threads(n: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(old)
-
-
-class SweepLinear(nn.Module):
-    """``k`` independent Linear layers applied as one batched matmul.
-
-    Input (k, n, in) -> output (k, n, out).  Weight (k, in, out), bias (k, 1, out).
-    """
-
-    def __init__(self, k: int, d_in: int, d_out: int) -> None:
-        super().__init__()
-        self.k, self.d_in, self.d_out = k, d_in, d_out
-        self.weight = nn.Parameter(torch.empty(k, d_in, d_out))
-        self.bias = nn.Parameter(torch.empty(k, 1, d_out))
-
-    @torch.no_grad()
-    def reset_parameters(self, gen: torch.Generator) -> None:
-        bound = 1.0 / math.sqrt(max(self.d_in, 1))
-        self.weight.uniform_(-bound, bound, generator=gen)
-        self.bias.uniform_(-bound, bound, generator=gen)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.baddbmm(self.bias, x, self.weight)
-
-
-class SweepMLP(nn.Module):
-    """``k`` MLPs with the same layer sizes, batched: (k, n, sizes[0]) -> (k, n, sizes[-1])."""
-
-    def __init__(self, k: int, sizes: Sequence[int], activation: str = "relu") -> None:
-        super().__init__()
-        act = {"relu": nn.ReLU, "tanh": nn.Tanh, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU}[activation]
-        layers: list[nn.Module] = []
-        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
-            layers.append(SweepLinear(k, a, b))
-            if i < len(sizes) - 2:
-                layers.append(act())
-        self.net = nn.Sequential(*layers)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x)
 
 
 def cosine_lr(optimizers: Sequence[tuple[torch.optim.Optimizer, float]], step: int, total: int,

@@ -16,9 +16,9 @@ U is the last ``d_u`` columns of W (:meth:`Task.observe`).  Families (PPAN §II-
               weights pi_l(W) (an affine mean shared by the components plus an MLP); training
               uses the exact expectation over the component l (eq (29)).
 
-:class:`PPANNet` is the fitted mechanism (one member, ``k = 1``): it saves a JSON config
-describing the architecture plus the member's tensors, and releases on CPU with a
-``torch.Generator`` seeded from the numpy rng.
+The fitted mechanism (one member, ``k = 1``) is
+:class:`privbench.learners.ppan_net.PPANNet`; the adversaries are in
+:mod:`privbench.learners.nn.adversary`.
 """
 
 from __future__ import annotations
@@ -31,24 +31,11 @@ import torch
 from torch import nn
 
 from privbench.datasets.errors import InputError
-from privbench.datasets.tasks import Task
 
-from .base import ConfigTensorsMechanism, mechanism_type
-from .torch_utils import SweepLinear, SweepMLP, rng_generator, to_tensor
+from .sweep import SweepMLP, init_members
 
 FAMILIES = ("linear", "gaussian", "seed", "gmm")
 MIN_SCALE = 1e-3  # initial noise scale floor (budget 0)
-
-
-@torch.no_grad()
-def init_members(module: nn.Module, gens: Sequence[torch.Generator]) -> None:
-    """PyTorch's default Linear init, member ``i`` of every SweepLinear drawn from ``gens[i]``."""
-    for m in module.modules():
-        if isinstance(m, SweepLinear):
-            bound = 1.0 / math.sqrt(max(m.d_in, 1))
-            for i, g in enumerate(gens):
-                m.weight[i].uniform_(-bound, bound, generator=g)
-                m.bias[i].uniform_(-bound, bound, generator=g)
 
 
 class SweepRelease(nn.Module):
@@ -282,185 +269,3 @@ def build_release(k: int, cfg: dict[str, Any]) -> SweepRelease:
 def member_tensors(module: SweepRelease, i: int) -> dict[str, torch.Tensor]:
     """Member ``i``'s parameters and buffers as a k = 1 state dict (CPU copies)."""
     return {name: t[i: i + 1].detach().cpu().clone() for name, t in module.state_dict().items()}
-
-
-# --------------------------------------------------------------------------
-# adversary and leakage helpers (training side)
-# --------------------------------------------------------------------------
-
-
-class Adversary(nn.Module):
-    """k adversaries (k, n, d_u) -> (k, n, n_out): an MLP plus a linear skip (``skip``), so
-    that a linear posterior (exact for jointly Gaussian S, Z) is representable exactly."""
-
-    def __init__(self, k: int, d_u: int, hidden: Sequence[int], n_out: int, activation: str = "relu",
-                 skip: bool = True) -> None:
-        super().__init__()
-        self.mlp = SweepMLP(k, [d_u, *hidden, n_out], activation)
-        self.skip = SweepLinear(k, d_u, n_out) if skip and hidden else None
-
-    def forward(self, z: torch.Tensor) -> torch.Tensor:
-        out = self.mlp(z)
-        return out if self.skip is None else out + self.skip(z)
-
-
-def build_adversary(k: int, d_u: int, hidden: Sequence[int], n_out: int, activation: str = "relu",
-                    skip: bool = True) -> Adversary:
-    """Adversary networks (k, n, d_u) -> (k, n, n_out): Gaussian (mean, log-variance) or logits."""
-    return Adversary(k, d_u, hidden, n_out, activation, skip)
-
-
-def adversary_outputs(d_s: int, n_mix: int = 1) -> int:
-    """Output width of a continuous-S adversary: 2 d_s (Gaussian), n_mix (1 + 2 d_s) (mixture)."""
-    return 2 * d_s if n_mix == 1 else n_mix * (1 + 2 * d_s)
-
-
-def log_q(out: torch.Tensor, s: torch.Tensor, discrete: bool, n_mix: int = 1) -> torch.Tensor:
-    """Adversary log-likelihood log Q(s | z) per row, (k, n).
-
-    ``out`` (k, n, n_out); ``s`` (n,) labels (discrete) or (n, d_s) standardised values.
-    Continuous S, ``n_mix`` = 1: Gaussian with mean out[..., :d_s] and log-variance
-    out[..., d_s:] (PPAN §III-B); ``n_mix`` > 1: a mixture of n_mix diagonal Gaussians
-    (logit, mean, log-variance per component), which also fits non-Gaussian posteriors.
-    The constant -d_s/2 log 2 pi is dropped.
-    """
-    if discrete:
-        logp = torch.log_softmax(out, dim=-1)
-        return torch.gather(logp, 2, s.view(1, -1, 1).expand(out.shape[0], -1, 1))[..., 0]
-    d_s = s.shape[-1]
-    if n_mix == 1:
-        mean, logvar = out[..., :d_s], out[..., d_s:].clamp(-12.0, 12.0)
-        return -0.5 * (((s - mean) ** 2) * torch.exp(-logvar) + logvar).sum(-1)
-    o = out.reshape(*out.shape[:2], n_mix, 1 + 2 * d_s)
-    mean, logvar = o[..., 1:1 + d_s], o[..., 1 + d_s:].clamp(-12.0, 12.0)
-    comp = -0.5 * (((s[None, :, None, :] - mean) ** 2) * torch.exp(-logvar) + logvar).sum(-1)
-    return torch.logsumexp(torch.log_softmax(o[..., 0], dim=-1) + comp, dim=-1)
-
-
-class Whitener:
-    """Running mean and covariance of each member's release (momentum 0.1); whitens the
-    adversary's input so that it reads a release at any scale (MI is invariant to
-    invertible linear maps of Z, a fixed-scale input is not): a mechanism that shrinks a
-    component towards 0 with even less noise is still seen leaking."""
-
-    def __init__(self, k: int, u_var: float, momentum: float = 0.1) -> None:
-        self.k, self.momentum = k, momentum
-        self.ridge = 1e-6 * u_var
-        self.mean: torch.Tensor | None = None
-        self.cov: torch.Tensor | None = None
-        self.W: torch.Tensor | None = None
-
-    @torch.no_grad()
-    def update(self, z: torch.Tensor, weights: torch.Tensor | None) -> None:
-        if weights is None:
-            weights = torch.full(z.shape[:2], 1.0 / z.shape[1], device=z.device, dtype=z.dtype)
-        else:
-            weights = weights / weights.sum(1, keepdim=True)
-        mean = (weights[..., None] * z).sum(1)
-        zc = z - mean[:, None]
-        cov = torch.bmm((weights[..., None] * zc).transpose(1, 2), zc)
-        if self.mean is None:
-            self.mean, self.cov = mean, cov
-        else:
-            self.mean = torch.lerp(self.mean, mean, self.momentum)
-            self.cov = torch.lerp(self.cov, cov, self.momentum)
-        eye = torch.eye(z.shape[-1], device=z.device, dtype=z.dtype)
-        chol, bad = torch.linalg.cholesky_ex(self.cov + self.ridge * eye)
-        if bool(bad.any()):  # not positive definite (e.g. NaN): per-component scales only
-            diag = torch.diagonal(self.cov, dim1=1, dim2=2).clamp_min(0) + self.ridge
-            chol = torch.diag_embed(torch.sqrt(diag))
-        self.W = torch.linalg.solve_triangular(chol, eye.expand_as(chol), upper=False).transpose(1, 2)
-
-    def __call__(self, z: torch.Tensor) -> torch.Tensor:
-        assert self.mean is not None and self.W is not None
-        return torch.bmm(z - self.mean[:, None], self.W)
-
-
-def gaussian_mi(s: np.ndarray, z: np.ndarray) -> float:
-    """Gaussian approximation of I(S; Z) from samples, nats (PPAN §III-B1).
-
-    -1/2 sum log(1 - r_i^2) over the canonical correlations r_i of (S, Z); S (n, a)
-    and Z (n, b) float arrays (a discrete S as one-hot columns).  Directions of
-    (near-)zero empirical variance are dropped.
-    """
-    def whiten(x: np.ndarray) -> np.ndarray:
-        x = x - x.mean(axis=0)
-        w, v = np.linalg.eigh(x.T @ x / len(x))
-        keep = w > 1e-10 * max(w.max(), 1e-300)
-        return x @ (v[:, keep] / np.sqrt(w[keep]))
-
-    ws, wz = whiten(np.asarray(s, float)), whiten(np.asarray(z, float))
-    if ws.shape[1] == 0 or wz.shape[1] == 0:
-        return 0.0
-    r = np.linalg.svd(ws.T @ wz / len(ws), compute_uv=False)
-    return float(-0.5 * np.sum(np.log1p(-np.minimum(r, 1 - 1e-12) ** 2)))
-
-
-def noise_baseline_mi(s: np.ndarray, u: np.ndarray, distortion: float) -> float:
-    """Gaussian-approximation leakage of Z = U + N(0, distortion/d_u I) from second moments.
-
-    Closed form on the empirical covariances of (S, U) (no sampling): the reference a
-    trained mechanism must beat at the same distortion.
-    """
-    s = np.asarray(s, float) - np.mean(s, axis=0)
-    u = np.asarray(u, float) - np.mean(u, axis=0)
-    n, d_u = u.shape
-    cov_s = s.T @ s / n
-    cov_su = s.T @ u / n
-    cov_z = u.T @ u / n + max(distortion, 0.0) / d_u * np.eye(d_u)
-    w, v = np.linalg.eigh(cov_s)
-    keep = w > 1e-10 * max(w.max(), 1e-300)
-    iw = v[:, keep] / np.sqrt(w[keep])
-    wz, vz = np.linalg.eigh(cov_z)
-    keepz = wz > 1e-12 * max(wz.max(), 1e-300)
-    g = iw.T @ cov_su @ (vz[:, keepz] / np.sqrt(wz[keepz]))
-    r = np.linalg.svd(g, compute_uv=False)
-    return float(-0.5 * np.sum(np.log1p(-np.minimum(r, 1 - 1e-12) ** 2)))
-
-
-# --------------------------------------------------------------------------
-# the fitted mechanism
-# --------------------------------------------------------------------------
-
-
-@mechanism_type("ppan-net")
-class PPANNet(ConfigTensorsMechanism):
-    """A PPAN release network (one member) for gaussian or mixture tasks.
-
-    Parameters
-    ----------
-    task : Task
-    budget : float
-    config : dict
-        JSON-able architecture: ``family`` (linear, gaussian, seed, gmm), ``d_w``, ``d_u``
-        and the family's ``hidden``, ``activation``, ``bias``, ``n_noise``, ``residual``,
-        ``n_components``.
-    tensors : dict of str to torch.Tensor
-        The member's state dict (leading dimension 1).
-    """
-
-    def __init__(self, task: Task, budget: float, config: dict[str, Any], tensors: dict[str, Any],
-                 info: dict[str, Any] | None = None) -> None:
-        super().__init__(task, budget, info)
-        if task.kind not in ("gaussian", "mixture"):
-            raise InputError(f"ppan-net mechanisms are for gaussian or mixture tasks, not {task.kind}")
-        if int(config.get("d_w", -1)) != task.d_w or int(config.get("d_u", -1)) != task.d_u:
-            raise InputError(f"config d_w={config.get('d_w')}, d_u={config.get('d_u')} does not fit the task "
-                             f"(d_w={task.d_w}, d_u={task.d_u})")
-        self.config = dict(config)
-        self.module = build_release(1, self.config)
-        self.module.load_state_dict({k: torch.as_tensor(v, dtype=torch.float32) for k, v in tensors.items()})
-        self.module.eval()
-
-    def params(self) -> dict[str, Any]:
-        return {"config": dict(self.config)}
-
-    def release(self, w: Any, rng: np.random.Generator) -> np.ndarray:
-        w = self.task.check_w(w)
-        gen = rng_generator(rng)
-        with torch.no_grad():
-            z = self.module.sample(to_tensor(w, torch.device("cpu"))[None], gen)[0]
-        return z.double().numpy()
-
-    def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:  # the tensors live in the module
-        return dict(self.config), {k: v.detach().clone() for k, v in self.module.state_dict().items()}

@@ -1,0 +1,258 @@
+"""The game of the continuous PPAN learners, batched over a budget sweep.
+
+A release network (:mod:`.release`) and an adversary (:mod:`.adversary`) play PPAN's
+minimax game (3) on minibatches of the training data; see
+:mod:`privbench.learners.ppan_continuous` for the schedules and the distortion terms.
+:func:`train_sweep` trains every budget of a call as one batched model,
+:func:`final_adversary` scores the final adversary and :func:`diagnose` checks each
+member for collapse against the Gaussian-noise baseline.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from privbench.datasets.samples import Samples
+from privbench.datasets.tasks import Task
+
+from .adversary import Whitener, adversary_outputs, build_adversary, log_q
+from .core import ADVERSARY_CHECK_N, check_loss, cosine_lr, generator, to_tensor
+from .leakage import gaussian_mi, noise_baseline_mi
+from .release import SweepRelease, build_release
+from .sweep import init_members
+
+
+class TrainingData:
+    """Training arrays on the device: W (n, d_w), U (n, d_u), S standardised (n, d_s) or labels (n,)."""
+
+    def __init__(self, samples: Samples, task: Task, device: torch.device, n_mix: int = 1) -> None:
+        w = task.observe(samples)
+        self.n_mix = n_mix
+        self.discrete = task.kind != "gaussian"
+        self.n = len(w)
+        self.u_np = np.asarray(samples.u, float).reshape(self.n, -1)
+        if self.discrete:  # S for the Gaussian-approximation checks: one-hot without the last class
+            self.s_np = np.eye(int(task.n_s))[np.asarray(samples.s)][:, :-1]  # type: ignore[arg-type]
+            self.s = torch.as_tensor(np.asarray(samples.s), dtype=torch.long, device=device)
+            self.n_out = int(task.n_s)  # type: ignore[arg-type]
+        else:
+            s = np.asarray(samples.s, float).reshape(self.n, -1)
+            self.s_np = s
+            self.s = to_tensor((s - s.mean(0)) / np.maximum(s.std(0), 1e-8), device)
+            self.n_out = adversary_outputs(s.shape[1], n_mix)
+        self.w = to_tensor(w, device)
+        self.u = to_tensor(self.u_np, device)
+        self.w_mean, self.w_std = w.mean(0), np.maximum(w.std(0), 1e-6)
+        self.u_cov = np.atleast_2d(np.cov(self.u_np.T))
+        self.u_mean = to_tensor(self.u_np.mean(0), device)
+        self.u_std = to_tensor(np.maximum(self.u_np.std(0), 1e-6), device)
+
+
+class _Game:
+    """The two players of one sweep (k members), their optimisers and the adversary's input scaling."""
+
+    def __init__(self, data: TrainingData, cfg: dict[str, Any], hp: dict[str, Any], budgets: np.ndarray,
+                 member_seeds: list[int], device: torch.device) -> None:
+        self.k, self.data, self.hp = len(budgets), data, hp
+        self.mech = build_release(self.k, cfg)
+        self.adv = build_adversary(self.k, cfg["d_u"], hp["adversary_hidden"], data.n_out, skip=hp["whiten"])
+        gens = [generator(s) for s in member_seeds]
+        self.mech.setup(gens, data.w_mean, data.w_std, budgets, data.u_cov if hp["init"] == "shrink" else None)
+        init_members(self.adv, gens)
+        self.mech.to(device)
+        self.adv.to(device)
+        self.mech_params, self.adv_params = list(self.mech.parameters()), list(self.adv.parameters())
+        self.opt_m = torch.optim.Adam(self.mech_params, lr=hp["lr"], foreach=True)
+        self.opt_a = torch.optim.Adam(self.adv_params, lr=hp["adversary_lr"], foreach=True)
+        self.simultaneous = int(hp["adversary_steps"]) == 0
+        self.whiten = Whitener(self.k, float((data.u_std ** 2).mean())) if hp["whiten"] else None
+
+    def privacy(self, z: torch.Tensor, pi: torch.Tensor | None, s: torch.Tensor, update: bool) -> torch.Tensor:
+        """Mean log Q(s|z) per member, (k,); z (k, B, m, d_u), pi (k, B, m) or None."""
+        k, data, whiten = self.k, self.data, self.whiten
+        m = z.shape[2]
+        flat = z.reshape(k, -1, z.shape[-1])
+        if whiten is None:
+            x = (flat - data.u_mean) / data.u_std
+        else:
+            if update or whiten.W is None:
+                whiten.update(flat.detach(), None if pi is None else pi.reshape(k, -1).detach())
+            x = whiten(flat)
+        lq = log_q(self.adv(x), s.repeat_interleave(m, dim=0) if m > 1 else s, data.discrete,
+                   data.n_mix).reshape(k, -1, m)
+        return (lq[..., 0] if pi is None else (pi * lq).sum(-1)).mean(1)
+
+    def adversary_steps(self, w: torch.Tensor, s: torch.Tensor, gen: torch.Generator, step: int) -> None:
+        """``adversary_steps`` ascent steps of the adversary on fresh releases (none when simultaneous)."""
+        for _ in range(0 if self.simultaneous else int(self.hp["adversary_steps"])):
+            with torch.no_grad():
+                z, pi = self.mech(w, gen)
+            loss_a = -self.privacy(z, pi, s, update=True).sum()
+            check_loss(loss_a, step, "adversary loss")
+            self.opt_a.zero_grad(set_to_none=True)
+            loss_a.backward()
+            self.opt_a.step()
+
+    def mechanism_step(self, loss: torch.Tensor) -> None:
+        """Descend ``loss``; simultaneous updates also step the adversary up the same gradient."""
+        self.opt_m.zero_grad(set_to_none=True)
+        if self.simultaneous:  # one backward pass; the adversary ascends what the mechanism descends
+            self.opt_a.zero_grad(set_to_none=True)
+            loss.backward()
+            for p in self.adv_params:
+                p.grad.neg_()  # type: ignore[union-attr]
+            self.opt_a.step()
+        else:
+            loss.backward(inputs=self.mech_params)
+        self.opt_m.step()
+
+
+class _IterateAverage:
+    """Running mean of the parameters from step ``int(steps (1 - fraction))`` on (none if that is ``steps``)."""
+
+    def __init__(self, params: list[torch.Tensor], steps: int, fraction: float) -> None:
+        self.start = int(steps * (1.0 - fraction))
+        self.avg = [p.detach().clone() for p in params] if self.start < steps else None
+        self.n = 0
+
+    def update(self, params: list[torch.Tensor], step: int) -> None:
+        if self.avg is not None and step >= self.start:
+            self.n += 1
+            with torch.no_grad():
+                torch._foreach_lerp_(self.avg, [p.detach() for p in params], 1.0 / self.n)
+
+    def apply(self, params: list[torch.Tensor]) -> None:
+        if self.avg is not None and self.n:
+            with torch.no_grad():
+                for p, a in zip(params, self.avg):
+                    p.copy_(a)
+
+
+def _penalty(constraint: str, z: torch.Tensor, u: torch.Tensor, pi: torch.Tensor | None, delta: torch.Tensor,
+             nu: torch.Tensor, rho: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(g, penalty) per member: g the batch-mean distortion minus the budget."""
+    sq = ((z - u[None, :, None, :]) ** 2).sum(-1)  # (k, B, m)
+    per_sample = sq[..., 0] if pi is None else (pi * sq).sum(-1)  # (k, B)
+    g = per_sample.mean(1) - delta
+    if constraint == "sample-penalty":
+        over = torch.relu(sq - delta[:, None, None]) ** 2
+        pen = lam * (over[..., 0] if pi is None else (pi * over).sum(-1)).mean(1)
+    elif constraint == "mean-penalty":
+        pen = lam * torch.relu(g) ** 2
+    else:
+        half = per_sample.shape[1] // 2
+        g1, g2 = per_sample[:, :half].mean(1) - delta, per_sample[:, half:].mean(1) - delta
+        pen = nu * g + 0.5 * rho * (g1.detach() * g2 + g2.detach() * g1)
+    return g, pen
+
+
+def train_sweep(data: TrainingData, cfg: dict[str, Any], hp: dict[str, Any], budgets: np.ndarray,
+                member_seeds: list[int], sweep_seed: int, device: torch.device
+                ) -> tuple[SweepRelease, dict[str, Any]]:
+    """Train one batched sweep: member i at budgets[i], initialised from member_seeds[i].
+
+    Returns the release module and per-member ``nu`` (final multiplier), ``loglik``
+    (the adversary's mean log Q on the last batch) and ``training_adversary``
+    (:func:`final_adversary`).  NaN/inf -> TrainingError naming the step.
+    """
+    game = _Game(data, cfg, hp, budgets, member_seeds, device)
+    k = game.k
+    gen = generator(sweep_seed, device)
+    delta = to_tensor(np.asarray(budgets, float), device)
+    nu = torch.zeros(k, device=device)
+    rho, lam, eta = float(hp["penalty"]), float(hp["penalty"]), float(hp["dual_lr"])
+    n, bs, steps = data.n, int(hp["batch_size"]), int(hp["steps"])
+    per_epoch = max(n // bs, 1)
+    perm = torch.randperm(n, generator=gen, device=device)
+    average = _IterateAverage(game.mech_params, steps, hp["average_fraction"])
+    priv = torch.zeros(k, device=device)
+    for step in range(steps):
+        if hp["cosine"]:
+            cosine_lr(((game.opt_m, hp["lr"]), (game.opt_a, hp["adversary_lr"])), step, steps)
+        j = step % per_epoch
+        if j == 0 and step > 0:
+            perm = torch.randperm(n, generator=gen, device=device)
+        idx = perm[j * bs:(j + 1) * bs]
+        w, u, s = data.w[idx][None].expand(k, -1, -1), data.u[idx], data.s[idx]
+        game.adversary_steps(w, s, gen, step)
+        z, pi = game.mech(w, gen)
+        priv = game.privacy(z, pi, s, update=game.simultaneous)
+        g, pen = _penalty(hp["constraint"], z, u, pi, delta, nu, rho, lam)
+        loss = (priv + pen).sum()
+        check_loss(loss, step, "mechanism loss")
+        game.mechanism_step(loss)
+        if hp["constraint"] == "lagrangian":
+            nu = nu + eta * g.detach()
+        average.update(game.mech_params, step)
+    average.apply(game.mech_params)
+    for name, p in game.mech.named_parameters():
+        check_loss(p.detach(), steps, f"mechanism parameter {name!r}")
+    final = final_adversary(game.mech, game.adv, game.whiten, data, generator(sweep_seed ^ 2, device), hp)
+    return game.mech, {"nu": nu.cpu().numpy(), "loglik": priv.detach().cpu().numpy(), "training_adversary": final}
+
+
+@torch.no_grad()
+def final_adversary(mech: SweepRelease, adv: torch.nn.Module, whiten: Whitener | None, data: TrainingData,
+                    gen: torch.Generator, hp: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per member: the final adversary's estimate on the first ``ADVERSARY_CHECK_N`` training rows.
+
+    The final (averaged) release of those rows, drawn with its own generator ``gen`` (training
+    is untouched), is scored by the final adversary through the final whitening statistics:
+    ``mi`` = H^(S) + mean log Q(S|Z), H^(S) the plug-in entropy of the training labels
+    (discrete S) or the Gaussian entropy of the standardised training S (continuous S; log Q
+    is in the same standardised units, the -d_s/2 log 2 pi constant restored); ``accuracy``
+    (discrete S) of argmax Q.  Mixture releases (``gmm``) average over components exactly.
+    """
+    k, m_chk = mech.k, min(data.n, ADVERSARY_CHECK_N)
+    w = data.w[:m_chk][None].expand(k, -1, -1)
+    s = data.s[:m_chk]
+    z, pi = mech(w, gen)
+    m = z.shape[2]
+    flat = z.reshape(k, -1, z.shape[-1])
+    x = (flat - data.u_mean) / data.u_std if whiten is None or whiten.W is None else whiten(flat)
+    out = adv(x)
+    lq = log_q(out, s.repeat_interleave(m, dim=0) if m > 1 else s, data.discrete, data.n_mix).reshape(k, -1, m)
+    weights = torch.ones_like(lq) if pi is None else pi
+    mean_lq = (weights * lq).sum(-1).mean(1).double().cpu().numpy()
+    if data.discrete:
+        labels = data.s.cpu().numpy()
+        freq = np.bincount(labels, minlength=data.n_out) / len(labels)
+        h_s = float(-(freq[freq > 0] * np.log(freq[freq > 0])).sum())
+        hit = (out.argmax(-1).reshape(k, -1, m) == s.view(1, -1, 1)).to(weights.dtype)
+        acc = (weights * hit).sum(-1).mean(1).double().cpu().numpy()
+        how = "plug-in entropy of the training labels"
+    else:
+        s_std = data.s.double().cpu().numpy()
+        d_s = s_std.shape[1]
+        h_s = 0.5 * float(np.linalg.slogdet(2 * math.pi * math.e * np.atleast_2d(np.cov(s_std.T)))[1])
+        mean_lq = mean_lq - 0.5 * d_s * math.log(2 * math.pi)
+        acc = None
+        how = "Gaussian entropy of the standardised training S (log Q in the same units)"
+    note = f"final adversary vs the final release of the first {m_chk} training rows; H(S): {how}"
+    return [{"mi": float(h_s + mean_lq[i]), "accuracy": None if acc is None else float(acc[i]),
+             "h_s": h_s, "mean_log_q": float(mean_lq[i]), "n": m_chk, "note": note} for i in range(k)]
+
+
+@torch.no_grad()
+def diagnose(mech: SweepRelease, data: TrainingData, gen: torch.Generator, collapse_tol: float) -> list[dict[str, Any]]:
+    """Per member, on (up to 20000) training rows: distortion, noise variance E Var(Z|W)
+    (two releases), Gaussian-approx leakage vs the noise baseline at that distortion."""
+    k = mech.k
+    n_chk = min(data.n, 20000)
+    w = data.w[:n_chk][None].expand(k, -1, -1)
+    z1 = mech.sample(w, gen).double().cpu().numpy()
+    z2 = mech.sample(w, gen).double().cpu().numpy()
+    u, s = data.u_np[:n_chk], data.s_np[:n_chk]
+    out = []
+    for i in range(k):
+        dist = float(np.mean(np.sum((z1[i] - u) ** 2, axis=1)))
+        cond_var = float(np.mean(np.sum((z1[i] - z2[i]) ** 2, axis=1)) / 2)
+        leak, base = gaussian_mi(s, z1[i]), noise_baseline_mi(s, u, dist)
+        out.append({"train_distortion": dist, "noise_variance": cond_var,
+                    "noise_ratio": cond_var / max(dist, 1e-12), "leak_gauss_train": leak,
+                    "baseline_gauss_train": base, "excess": leak - base, "collapsed": bool(leak - base > collapse_tol)})
+    return out
