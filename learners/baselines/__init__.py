@@ -14,7 +14,7 @@
 
 None of them looks at S, so all serve both observation models.  The plug-in
 baseline (estimate the joint, solve the optimal program on the estimate) needs
-theory's solver and therefore lives in ``privbench.bench.plugin``.
+theory's solver and therefore lives in ``privbench.bench.plug_in``.
 """
 
 from .constant import Constant
