@@ -242,7 +242,7 @@ def test_run_and_report_end_to_end(tmp_path, capsys):
     assert main(["compare", str(out), str(out)]) == 0
     assert "n/a (no optimum)" in capsys.readouterr().out
     from privbench.bench.check import check_against, make_baselines
-    from privbench.bench.report import gap_table, no_optimum_table
+    from privbench.bench.reports import gap_table, no_optimum_table
 
     assert gap_table(df).empty and len(no_optimum_table(df)) == 3
     failures, notes, checked = check_against(df, make_baselines(df, "t"))

@@ -24,7 +24,7 @@ def paper():
 
 
 def test_every_experiment_is_declared_with_its_claim_and_five_seeds(paper):
-    from privbench.bench.paper_report import suite_metadata
+    from privbench.bench.reports import suite_metadata
     import pandas as pd
 
     names = {c.experiment for c in paper.cases}
@@ -98,7 +98,7 @@ def test_miniature_of_every_experiment_runs_and_reports(tmp_path, capsys):
 
 
 def test_paper_reference_holds_gap_tables_2_to_5():
-    from privbench.bench.paper_report import reference_values
+    from privbench.bench.reports import reference_values
 
     tables = reference_values()["gap_tables"]
     assert sorted(tables) == ["prior=0.5,sigma0=1", "prior=0.5,sigma0=2", "prior=0.75,sigma0=1",
@@ -111,7 +111,7 @@ def test_paper_reference_holds_gap_tables_2_to_5():
 def test_sample_complexity_split_pairs_learner_and_plugin_by_size_budget_and_seed():
     import pandas as pd
 
-    from privbench.bench.paper_report import sample_complexity_frame
+    from privbench.bench.reports import sample_complexity_frame
 
     rows = []
     for lr, base in (("ppan", 0.05), ("plugin", 0.03)):

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privbench.bench.report import aggregate_points, compare, flags_table, gap_table, write_html, write_markdown
+from privbench.bench.reports import aggregate_points, compare, flags_table, gap_table, write_html, write_markdown
 from privbench.datasets import SymmetricPair, task_for
 from privbench.learners import make_learner
 from privbench.theory import curve, scenario_channel_measures
@@ -92,7 +92,7 @@ def test_compare_says_which_side_is_better_and_if_beyond_noise():
 
 
 def test_optimum_curve_is_drawn_for_rows_read_back_from_parquet():
-    from privbench.bench.report import _optimum_curve
+    from privbench.bench.reports import optimum_curve as _optimum_curve
 
     df = _records("randomized-response", 1)
     df["family"] = np.nan  # what a stored row without a family reads back as

@@ -1,0 +1,121 @@
+"""The paper report's shared tables and row helpers: summary, timing, points with 95% intervals,
+the optimum per budget, learner variant labels."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pandas as pd
+
+from .tables import t95
+
+
+def ci95(v: pd.Series) -> float:
+    v = v.astype(float).dropna()
+    return float(t95(len(v)) * v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else float("nan")
+
+
+def pm(mean: float, ci: float, fmt: str = ".4f") -> str:
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "n/a"
+    return f"{mean:{fmt}}" + ("" if ci is None or math.isnan(ci) else f" ± {ci:{fmt}}")
+
+
+def row_evaluations(row: pd.Series) -> list[dict[str, Any]]:
+    try:
+        return json.loads(row["evaluations"]) if isinstance(row.get("evaluations"), str) else []
+    except (TypeError, ValueError):
+        return []
+
+
+def row_info(row: pd.Series) -> dict[str, Any]:
+    raw = row.get("mechanism_info")
+    try:
+        return json.loads(raw) if isinstance(raw, str) and raw else {}
+    except (TypeError, ValueError):
+        return {}
+
+
+def has_bound(g: pd.DataFrame) -> bool:
+    return bool((g["bound_kind"].astype(str).isin(["exact", "family"])).any())
+
+
+def obs_label(v: Any) -> str:
+    return v if isinstance(v, str) and v else "-"
+
+
+def summary_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Median and worst gap per learner x experiment (scored experiments only; over budgets and seeds)."""
+    ok = df[(df["status"] == "ok") & df["gap"].notna()]
+    if ok.empty:
+        return pd.DataFrame()
+    g = ok.groupby(["experiment", "learner", "scenario_id"], sort=True)
+    out = g.agg(median_gap=("gap", "median"), worst_gap=("gap", "max"),
+                rows=("gap", "size"), seeds=("rep", "nunique"), bound=("bound_kind", "first"),
+                below_bound=("below_bound", "sum")).reset_index()
+    return out
+
+
+def timing_by_experiment(df: pd.DataFrame) -> pd.DataFrame:
+    """Cases, seeds and summed wall time per experiment (the time of its cases, one core each)."""
+    g = df.groupby("experiment", sort=True)
+    return g.agg(rows=("case_id", "size"), cases=("case_key", "nunique"), seeds=("rep", "nunique"),
+                 ok=("status", lambda s: int((s == "ok").sum())),
+                 core_seconds=("wall_time_s", "sum")).reset_index()
+
+
+def points_table(g: pd.DataFrame) -> pd.DataFrame:
+    """Learned points: mean ± 95% CI over seeds of distortion, leakage and gap; the optimum there."""
+    rows = []
+    ok = g[g["status"] == "ok"].copy()
+    ok["observation"] = ok["observation"].fillna("")
+    ok["family"] = ok["family"].fillna("")
+    keys = ["scenario_id", "observation", "privacy", "learner", "n_train", "budget"]
+    for key, h in ok.groupby(keys, sort=True):
+        sid, obs, priv, lr, n_train, b = key
+        rows.append({
+            "scenario": sid, "obs": obs_label(obs), "privacy": priv, "learner": lr, "n_train": int(n_train),
+            "budget": b, "seeds": len(h),
+            "distortion": pm(h["distortion"].mean(), ci95(h["distortion"])),
+            "leakage": pm(h["leakage"].mean(), ci95(h["leakage"])),
+            "optimum at distortion": (f"{h['optimum_at_distortion'].mean():.4f}"
+                                      if h["optimum_at_distortion"].notna().any() else "n/a"),
+            "gap": pm(h["gap"].mean(), ci95(h["gap"])) if h["gap"].notna().any() else "n/a",
+            "worst gap": f"{h['gap'].max():.4f}" if h["gap"].notna().any() else "n/a",
+            "evaluator": ", ".join(sorted(set(h["leakage_evaluator"].astype(str)))),
+            "wall s/point": f"{h['wall_time_s'].mean():.2f}",
+        })
+    return pd.DataFrame(rows)
+
+
+def optimum_table(g: pd.DataFrame) -> pd.DataFrame:
+    """Our optimum (or family bound) at each budget of the experiment."""
+    ok = g[(g["status"] == "ok") & g["optimum_at_budget"].notna()].copy()
+    if ok.empty:
+        return pd.DataFrame()
+    ok["observation"] = ok["observation"].fillna("")
+    out = (ok.groupby(["scenario_id", "observation", "privacy", "budget"], sort=True)
+           .agg(optimum=("optimum_at_budget", "first"), bound=("bound_kind", "first")).reset_index())
+    out["observation"] = out["observation"].map(obs_label)
+    return out
+
+
+def variant_labels(df: pd.DataFrame) -> pd.Series:
+    """``learner``, or ``learner (k=v, ...)`` where one experiment runs a learner with several settings.
+
+    The settings shown are the hyper-parameters that differ between its variants in that
+    experiment (``-`` for one that a variant leaves at its default).
+    """
+    out = df["learner"].astype(str).copy()
+    for (_, lr), g in df.groupby(["experiment", "learner"], sort=False):
+        variants = {p: json.loads(p) if isinstance(p, str) and p else {} for p in g["learner_params"].unique()}
+        if len(variants) < 2:
+            continue
+        keys = sorted({k for v in variants.values() for k in v
+                       if len({json.dumps(w.get(k), sort_keys=True) for w in variants.values()}) > 1})
+        for raw, v in variants.items():
+            tag = ", ".join(f"{k}={v[k] if k in v else '-'}" for k in keys)
+            out[g.index[g["learner_params"] == raw]] = f"{lr} ({tag})"
+    return out

@@ -1,0 +1,189 @@
+"""Sections for data without a known optimum (images, hypothesis testing): attacker and utility
+accuracies per label, sample releases, the generative filter's Table 1 and the two-user protocol."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..paper_tables import ci95, pm, row_evaluations
+from ..render import Block, png, setup_plots
+
+
+def utility_of(row: pd.Series) -> dict[str, float]:
+    for e in row_evaluations(row):
+        if e.get("metric") == "utility":
+            return dict((e.get("detail") or {}).get("accuracy") or {})
+    return {}
+
+
+def metric_of(row: pd.Series, metric: str) -> float:
+    for e in row_evaluations(row):
+        if e.get("metric") == metric and not (e.get("detail") or {}).get("study"):
+            return float(e["value"])
+    return float("nan")
+
+
+def labelled_frame(g: pd.DataFrame) -> pd.DataFrame:
+    """Per row: distortion, attacker accuracy for S, the MI bound, and every label's utility accuracy."""
+    rows = []
+    for _, r in g[g["status"] == "ok"].iterrows():
+        row = {"learner": r["learner"], "budget": r["budget"], "rep": r["rep"], "distortion": r["distortion"],
+               "S accuracy": metric_of(r, "map"), "MI bound": metric_of(r, "mi")}
+        row.update({f"acc {k}": v for k, v in utility_of(r).items()})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def labelled_blocks(name: str, g: pd.DataFrame, ref: dict[str, Any]) -> list[Block]:
+    f = labelled_frame(g)
+    if f.empty:
+        return []
+    cols = ["distortion", "S accuracy", "MI bound"] + sorted(c for c in f.columns if c.startswith("acc "))
+    rows = []
+    for (lr, b), h in f.groupby(["learner", "budget"], sort=True):
+        rows.append({"learner": lr, "budget": b, "seeds": len(h),
+                     **{c: pm(h[c].mean(), ci95(h[c]), ".3f") for c in cols if c in h}})
+    label = str(first_detail(g, "utility", "label") or "")
+    majority = {k: float(v) for k, v in (first_detail(g, "utility", "majority") or {}).items()}
+    majority_s = first_detail(g, "map", "majority")
+    out = [Block("h3", "Attacker and utility accuracy (fresh classifiers on releases; mean ± 95% CI over seeds)"),
+           Block("p", "S accuracy: a classifier trained from scratch on releases of the training partition, "
+                      "scored on releases of held-out data; MI bound: H(S) + mean log Q(S|Z) of that classifier "
+                      "(nats, a lower bound); acc X: the same kind of classifier for label X. Majority-class "
+                      "accuracies: " + ", ".join(f"{k} {v:.3f}" for k, v in majority.items()) + "."),
+           Block("table", table=pd.DataFrame(rows))]
+    plt = setup_plots()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.0))
+    util = f"acc {label}"
+    for lr, h in f.groupby("learner", sort=True):
+        m = h.groupby("budget")[[c for c in ("distortion", "S accuracy", util) if c in h]].mean()
+        m = m.sort_values("distortion")
+        axes[0].plot(m["distortion"], m["S accuracy"], "o-", label=lr)
+        if util in m:
+            axes[1].plot(m["distortion"], m[util], "o-", label=lr)
+    if majority_s is not None:
+        axes[0].axhline(float(majority_s), color="grey", ls="--", lw=1, label="majority class")
+    axes[0].set_xlabel("distortion (held-out rows)")
+    axes[0].set_ylabel("attacker accuracy for S")
+    axes[1].set_xlabel("distortion (held-out rows)")
+    axes[1].set_ylabel(f"utility accuracy ({label})")
+    if label in majority:
+        axes[1].axhline(majority[label], color="grey", ls="--", lw=1, label="majority class")
+    for ax in axes:
+        ax.legend(fontsize=8)
+    fig.suptitle(f"{name}: {g['scenario_id'].iloc[0]}", fontsize=10)
+    out.append(Block("fig", f"{name.replace('/', '_')}-accuracy.png", png=png(fig)))
+    grid = preview_figure(g)
+    if grid is not None:
+        out += [Block("p", "Sample releases (seed 0): the first 8 held-out images, original on top, then each "
+                           "learner at each budget."), Block("fig", f"{name.replace('/', '_')}-samples.png",
+                                                                     png=grid)]
+    return out
+
+
+def first_detail(g: pd.DataFrame, metric: str, key: str) -> Any:
+    """``detail[key]`` of the first evaluation of ``metric`` (ok rows of ``g``) that has it; None if none."""
+    for _, r in g[g["status"] == "ok"].iterrows():
+        for e in row_evaluations(r):
+            if e.get("metric") == metric and key in (e.get("detail") or {}):
+                return e["detail"][key]
+    return None
+
+
+def preview_figure(g: pd.DataFrame) -> bytes | None:
+    """A grid of the stored release previews (repetition 0): originals, then learner x budget rows."""
+    from privbench.datasets import make_scenario
+
+    ok = g[(g["status"] == "ok") & (g["rep"] == g["rep"].min())]
+    rows: list[tuple[str, np.ndarray]] = []
+    shape, first_rows = None, None
+    for (lr, b), h in ok.groupby(["learner", "budget"], sort=True):
+        for e in row_evaluations(h.iloc[0]):
+            pv = (e.get("detail") or {}).get("preview")
+            if pv and pv.get("images"):
+                shape = tuple(pv["shape"])
+                first_rows = first_rows or pv.get("heldout_rows")
+                imgs = np.asarray(pv["images"], dtype=float)
+                same = [r for r in rows if r[0].split("\n")[0] == lr and np.array_equal(r[1], imgs)]
+                if not same:  # a release that does not depend on the budget (identity) is shown once
+                    rows.append((f"{lr}\nb={b:g}", imgs))
+                break
+    if not rows or shape is None:
+        return None
+    try:
+        first = ok.iloc[0]
+        sc = make_scenario(first["scenario"], json.loads(first["params"]))
+        held = sc.partition()[1]  # type: ignore[attr-defined]
+        originals = np.asarray(held.images[np.asarray(first_rows, dtype=int)], dtype=float)
+        rows.insert(0, ("original", originals.reshape(len(originals), -1)))
+    except Exception:  # noqa: BLE001 - the grid without originals
+        pass
+    plt = setup_plots()
+    n_col = max(len(r[1]) for r in rows)
+    fig, axes = plt.subplots(len(rows), n_col, figsize=(1.1 * n_col + 1.4, 1.1 * len(rows) + 0.3), squeeze=False)
+    for i, (lab, imgs) in enumerate(rows):
+        for j in range(n_col):
+            ax = axes[i][j]
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.grid(False)
+            if j < len(imgs):
+                ax.imshow(imgs[j].reshape(shape), cmap="gray_r", vmin=0, vmax=1)
+        axes[i][0].set_ylabel(lab, rotation=0, ha="right", va="center", fontsize=8)
+    return png(fig)
+
+
+def filter_table1_section(name: str, g: pd.DataFrame, ref: dict[str, Any]) -> list[Block]:
+    """The ``filter-table1`` section: the generative filter's Table 1 beside our accuracies."""
+    return filter_table1_blocks(labelled_frame(g), ref)
+
+
+def filter_table1_blocks(f: pd.DataFrame, ref: dict[str, Any]) -> list[Block]:
+    t1 = ((ref.get("filter_tables") or {}).get("table1") or {})
+    rows = []
+    for (lr, b), h in f.groupby(["learner", "budget"], sort=True):
+        if lr not in ("identity", "latent-filter", "gaussian-noise"):
+            continue
+        rows.append({"data": f"ours: {lr}" + ("" if lr == "identity" else f" b={b:g}"),
+                     "private (>= 5)": round(float(h["S accuracy"].mean()), 3),
+                     "utility (odd)": round(float(h.get("acc parity", pd.Series([np.nan])).mean()), 3),
+                     "non-target (circle)": round(float(h.get("acc circle", pd.Series([np.nan])).mean()), 3)})
+        if lr == "identity":
+            rows[-1]["data"] = "ours: raw images"
+    rows = [r for i, r in enumerate(rows) if not (r["data"] == "ours: raw images" and
+                                                   any(q["data"] == r["data"] for q in rows[:i]))]
+    for k, v in t1.items():
+        rows.append({"data": f"paper: {k}", "private (>= 5)": v.get("private"), "utility (odd)": v.get("utility"),
+                     "non-target (circle)": v.get("non_target")})
+    return [Block("h3", "Beside the filter paper's Table 1"), Block("table", table=pd.DataFrame(rows))]
+
+
+def two_user_blocks(g: pd.DataFrame, ref: dict[str, Any]) -> list[Block]:
+    t5 = ((ref.get("filter_tables") or {}).get("table5") or {})
+    rows = []
+    for b, h in g[g["status"] == "ok"].groupby("budget", sort=True):
+        acc: dict[tuple[str, str, str], list[float]] = {}
+        for _, r in h.iterrows():
+            for e in row_evaluations(r):
+                d = e.get("detail") or {}
+                if "user" in d and "role" in d:
+                    acc.setdefault((str(e["metric"]).replace("raw-", "raw "), d["user"], d["role"]), []).append(
+                        float(e["value"]))
+        for user, paper_key in (("user-a", "user1"), ("user-b", "user2")):
+            def m(metric: str, role: str) -> str:
+                v = pd.Series(acc.get((metric, user, role), []), dtype=float)
+                return pm(v.mean(), ci95(v), ".3f") if len(v) else "n/a"
+            rows.append({"budget": b, "user": user, "private acc (filtered)": m("map", "private"),
+                         "utility acc (filtered)": m("utility", "utility"),
+                         "private acc (raw)": m("raw map", "private"), "utility acc (raw)": m("raw utility", "utility"),
+                         "paper private / utility": f"{t5.get(paper_key, {}).get('private', '')} / "
+                                                    f"{t5.get(paper_key, {}).get('utility', '')}"})
+    return [Block("h3", "Two users (user-a hides >= 5, keeps parity; user-b hides parity, keeps >= 5)"),
+            Block("p", "Accuracies of fresh classifiers trained on the pooled released training partition "
+                       "(8 public parts raw, each user's part through its own filter), scored on each user's "
+                       "half of the held-out images; 'raw' is the same with no filter. Mean ± 95% CI over seeds."),
+            Block("table", table=pd.DataFrame(rows))]
