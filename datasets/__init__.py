@@ -20,6 +20,7 @@ from .scenarios import (
     SymmetricPair,
     make_scenario,
 )
+from . import labelled  # noqa: F401 - registers the labelled scenarios (no known optimum) in SCENARIOS
 
 __all__ = [
     "InputError", "OBSERVATIONS", "Samples", "check_observation", "SCENARIOS", "Binary",

