@@ -13,12 +13,16 @@ strings.  The labelled scenarios (no known optimum) live in
 Conventions: ``joint()[s, u] = P(S=s, U=u)``; ``distortion_matrix()[u, z]`` is
 d(u, z); Gaussian covariances are ordered (S, U).
 
-Adding a scenario: one module here (or a class in an existing one) that
-defines a frozen dataclass with ``name``, ``kind``, ``summary``, ``PARAMS``,
-``EXAMPLE``, ``id``, ``sample`` and ``task`` (a finite model needs only
-``joint()``: :class:`FiniteScenario` does the rest), decorated with
-:func:`register_scenario`, and its import below.
+Adding a scenario: one module here that defines a frozen dataclass with
+``name``, ``kind``, ``summary``, ``PARAMS``, ``EXAMPLE``, ``id``, ``sample``
+and ``task`` (a finite model needs only ``joint()``: :class:`FiniteScenario`
+does the rest), decorated with :func:`register_scenario`.  Every module of this
+package is imported here, so the registry finds it (``z_channel.py`` is the
+worked example).
 """
+
+import importlib
+import pkgutil
 
 from .base import Scenario
 from .finite import Binary, Finite, FiniteScenario, SymmetricPair
@@ -26,6 +30,9 @@ from .gaussian import GaussianScalar, GaussianScenario, GaussianSource, Gaussian
 from .mixture import BinaryGMM
 from .params import REQUIRED, Param
 from .registry import SCENARIOS, make_scenario, register_scenario
+
+for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):  # scenarios added as new files register
+    importlib.import_module(f"{__name__}.{_module}")
 
 __all__ = ["Binary", "BinaryGMM", "Finite", "FiniteScenario", "GaussianScalar", "GaussianScenario",
            "GaussianSource", "GaussianVector", "Param", "REQUIRED", "SCENARIOS", "Scenario", "SymmetricPair",
