@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from privbench.datasets.errors import InputError
+from privbench.datasets.validate import check_int
 
 from .backends import BACKENDS, Job, default_jobs
 from .execute import execute_case, score_budget
@@ -128,8 +129,7 @@ def check_options(backend: str, scheduler: str | None, jobs: Any, timeout: Any, 
     if scheduler and backend != "dask":
         raise InputError("--scheduler needs --backend dask")
     jobs = default_jobs() if jobs is None else jobs
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise InputError(f"jobs={jobs!r} must be an integer >= 1")
+    jobs = check_int("jobs", jobs, 1)
     if timeout is not None and not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
         raise InputError(f"timeout={timeout!r} must be a positive number of seconds")
     if backend == "local":

@@ -51,6 +51,7 @@ from .scenarios.base import Scenario
 from .scenarios.params import Param, fmt, parse_int
 from .scenarios.registry import register_scenario
 from .tasks import Task
+from .validate import check_int
 from .vocabulary import LABELLED_PRIVACIES
 
 PARTS = ("train", "held-out")
@@ -303,10 +304,7 @@ class HypothesisTesting(LabelledScenario):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "correlation", _correlation(self.correlation))
-        seed = self.matrix_seed
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise InputError(f"matrix_seed={seed!r} must be an integer >= 0")
-        object.__setattr__(self, "matrix_seed", int(seed))
+        object.__setattr__(self, "matrix_seed", check_int("matrix_seed", self.matrix_seed, 0))
 
     @property
     def id(self) -> str:

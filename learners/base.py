@@ -17,7 +17,6 @@ from __future__ import annotations
 import inspect
 import io
 import json
-import math
 import os
 import tempfile
 from abc import ABC, abstractmethod
@@ -27,6 +26,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from privbench.datasets.errors import InputError
+from privbench.datasets.validate import check_budgets, check_choice  # noqa: F401 - re-exported for learners
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
@@ -275,24 +275,3 @@ class Learner(ABC):
     @abstractmethod
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
         """Train; ``samples`` are checked, ``budgets`` a 1-d float array, ``device`` a torch.device."""
-
-
-def check_budgets(budgets: Any) -> np.ndarray:
-    """Budgets as a non-empty 1-d float array; InputError for NaN, inf or negatives."""
-    try:
-        arr = np.atleast_1d(np.asarray(budgets, dtype=float))
-    except (TypeError, ValueError):
-        raise InputError(f"budget={budgets!r} is not a number or a list of numbers") from None
-    if arr.ndim != 1 or arr.size == 0:
-        raise InputError(f"budget={budgets!r} must be a number or a non-empty 1-d list")
-    for b in arr:
-        if not math.isfinite(b) or b < 0:
-            raise InputError(f"budget={b!r} must be a finite number >= 0")
-    return arr
-
-
-def check_choice(name: str, value: Any, allowed: Sequence[Any]) -> Any:
-    """Return ``value`` if allowed, else InputError naming it and the allowed values."""
-    if value not in allowed:
-        raise InputError(f"{name}={value!r} is unknown (allowed: {', '.join(map(str, allowed))})")
-    return value

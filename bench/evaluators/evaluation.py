@@ -14,6 +14,7 @@ import numpy as np
 
 from privbench.datasets.errors import InputError
 from privbench.datasets.tasks import Task
+from privbench.datasets.validate import check_int
 
 KINDS = ("exact", "lower-bound", "estimate")
 METRICS = ("mi", "map", "chi2", "distortion", "utility")  # utility: labelled scenarios only
@@ -72,9 +73,9 @@ def jsonable(x: Any) -> Any:
 
 
 def check_counts(n_eval: Any, seed: Any) -> None:
-    for name, v, lo in (("n_eval", n_eval, MIN_N_EVAL), ("seed", seed, 0)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-            raise InputError(f"{name}={v!r} must be an integer >= {lo}")
+    """InputError unless ``n_eval`` >= MIN_N_EVAL and ``seed`` >= 0 are integers."""
+    check_int("n_eval", n_eval, MIN_N_EVAL)
+    check_int("seed", seed, 0)
 
 
 def mechanism_task(mech: Any, task_of: Any, scenario_id: str, observation: str | None, privacy: str) -> Task:

@@ -74,6 +74,7 @@ from typing import Any, Callable
 import numpy as np
 
 from privbench.datasets.errors import InputError
+from privbench.datasets.validate import check_int
 
 from .attacker import posthoc_attacker
 from .evaluation import Evaluation, log_p_and_entropy, make_evaluation
@@ -167,8 +168,7 @@ def check_inputs(z: Any, s: Any, discrete: bool, log_p_s: Any, seed: Any,
     z = z.reshape(n, -1)
     s = np.asarray(s)
     log_p_s = np.asarray(log_p_s, dtype=float).reshape(-1)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError(f"seed={seed!r} must be an integer >= 0")
+    check_int("seed", seed, 0)
     if n < 20 or len(s) != n or log_p_s.shape != (n,):
         raise InputError(f"z has {n} rows, s {len(s)} and log_p_s shape {log_p_s.shape}: need the same number "
                          "of rows, at least 20")

@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import InputError
 from ..samples import Samples
 from ..tasks import Task
-from ..validate import check_probability
+from ..validate import check_int, check_probability
 from .base import Scenario
 from .params import REQUIRED, Param, as_matrix, digest, fmt, parse_float, parse_int, parse_matrix, show
 from .registry import register_scenario
@@ -67,9 +67,7 @@ class SymmetricPair(FiniteScenario):
     EXAMPLE: ClassVar[dict[str, Any]] = {"m": 3, "p": 0.2}
 
     def __post_init__(self) -> None:
-        if isinstance(self.m, bool) or not isinstance(self.m, (int, np.integer)) or self.m < 2:
-            raise InputError(f"m={self.m!r} must be an integer >= 2")
-        object.__setattr__(self, "m", int(self.m))
+        object.__setattr__(self, "m", check_int("m", self.m, 2))
         object.__setattr__(self, "p", check_probability("p", self.p))
 
     @property
