@@ -4,7 +4,7 @@ numpy / scipy / cvxpy only (never torch). Entry points: :func:`optimum` (one
 budget, with method and mechanism) and :func:`curve` (vectorised values).
 """
 
-from .base import PRIVACY_METRICS, UNITS, Optimum
+from .base import PRIVACIES, UNITS, Optimum
 from .measures import (
     channel_measures,
     chi2_information,
@@ -15,8 +15,10 @@ from .measures import (
 )
 from .optimum import curve, default_privacy, optimum, resolve, supported, units
 
+PRIVACY_METRICS = PRIVACIES  # the vocabulary's PRIVACIES under its older theory name
+
 __all__ = [
-    "PRIVACY_METRICS", "UNITS", "Optimum", "channel_measures", "chi2_information",
+    "PRIVACIES", "PRIVACY_METRICS", "UNITS", "Optimum", "channel_measures", "chi2_information",
     "map_accuracy", "mutual_information", "release_joint", "scenario_channel_measures",
     "curve", "default_privacy", "optimum", "resolve", "supported", "units",
 ]

@@ -24,6 +24,9 @@ and against exact numbers in ``tests/theory/test_guarantees.py``):
 * Theorem 1(c): the right-tail term exceeds 1 and is *increasing* in eps for
   ``e^eps < sqrt(1 + eta)``; the bound is capped at 1, which makes it monotone.
 * Strong IP (eq 3) counts every s, including s with P(s | z) = 0 (d = 0).
+
+The chi-square level ``chi2_information`` is :func:`privbench.theory.measures.chi2_information`
+(re-exported here beside :func:`tv_information` and :func:`kl_information`).
 """
 
 from __future__ import annotations
@@ -37,8 +40,13 @@ from scipy.special import rel_entr
 from privbench.datasets.errors import InputError
 from privbench.datasets.validate import check_probability
 
-from .measures import chi2_information as _chi2_information
-from .measures import mutual_information
+from .measures import chi2_information, mutual_information
+
+__all__ = [
+    "DIVERGENCES", "RTOL", "SOURCES", "chi2_information", "dp_delta", "dp_from_strong_ip", "guarantees",
+    "ip_delta", "ip_delta_bound", "ip_tail_bounds", "ip_tails", "kl_information", "strong_divergences",
+    "strong_ip_delta", "strong_ip_delta_bound", "tv_information",
+]
 
 DIVERGENCES = ("tv", "kl", "chi2")
 RTOL = 1e-12  # d within this relative distance of e^{+-eps} counts as on the boundary
@@ -127,14 +135,6 @@ def kl_information(p_sz: np.ndarray) -> float:
     The validated :func:`privbench.theory.measures.mutual_information`.
     """
     return mutual_information(_check_joint(p_sz))
-
-
-def chi2_information(p_sz: np.ndarray) -> float:
-    """chi^2(P_SZ || P_S P_Z) = sum P(s,z)^2 / (P(s)P(z)) - 1; ``p_sz`` of shape (n_s, n_z).
-
-    The validated :func:`privbench.theory.measures.chi2_information`.
-    """
-    return _chi2_information(_check_joint(p_sz))
 
 
 def strong_divergences(p_sz: np.ndarray, f: str) -> float:

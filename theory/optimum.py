@@ -41,7 +41,7 @@ from privbench.datasets.scenarios import (
 )
 
 from . import finite
-from .base import PRIVACY_METRICS, UNITS, Optimum, check_budget, check_budgets
+from .base import PRIVACIES, UNITS, Optimum, check_budget, check_budgets
 
 # binary-gmm: the family used when none is named, per observation model.
 DEFAULT_FAMILY = {"useful": "additive", "full": "general"}
@@ -56,7 +56,7 @@ def default_privacy(scenario: Scenario) -> str:
 def supported(scenario: Scenario) -> list[tuple[str, str | None]]:
     """(privacy, observation) pairs with a known optimum for this scenario."""
     if isinstance(scenario, FiniteScenario):
-        return [(p, o) for p in PRIVACY_METRICS for o in ("useful", "full")]
+        return [(p, o) for p in PRIVACIES for o in ("useful", "full")]
     if isinstance(scenario, GaussianSource):
         return [("mi", None)]
     if isinstance(scenario, GaussianScenario):
@@ -75,8 +75,8 @@ def resolve(
         raise InputError(f"{scenario.name} has no known optimum (only learned points and evaluators: "
                          "run it with 'privbench run')")
     privacy = privacy or default_privacy(scenario)
-    if privacy not in PRIVACY_METRICS:
-        raise InputError(f"privacy={privacy!r} is unknown (allowed: {', '.join(PRIVACY_METRICS)})")
+    if privacy not in PRIVACIES:
+        raise InputError(f"privacy={privacy!r} is unknown (allowed: {', '.join(PRIVACIES)})")
     if isinstance(scenario, GaussianSource):
         observation = None  # S = U = W: the observation model does not matter
     elif observation is None:
