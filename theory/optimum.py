@@ -155,3 +155,9 @@ def curve(
 def units(privacy: str) -> str:
     """Units of a privacy metric: ``nats``, ``probability`` or ``dimensionless``."""
     return UNITS[privacy]
+
+
+# Register every provider now, as importing privbench.theory always has loaded the
+# finite programs (cvxpy): a worker that imports this module before its first case
+# does not pay for the imports inside a timed case.
+registry.load()
