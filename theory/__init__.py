@@ -1,7 +1,11 @@
 """privbench.theory: exact optimal privacy-utility tradeoffs and exact measures.
 
 numpy / scipy / cvxpy only (never torch). Entry points: :func:`optimum` (one
-budget, with method and mechanism) and :func:`curve` (vectorised values).
+budget, with method and mechanism) and :func:`curve` (vectorised values), which
+dispatch through :mod:`privbench.theory.registry` to the provider modules of
+``finite/``, ``gaussian/`` and ``mixture/``. ``measures.py`` holds the exact
+measures of a finite channel; ``guarantees/`` turns f-divergence levels into
+(eps, delta) guarantees.
 """
 
 from .base import PRIVACIES, UNITS, Optimum

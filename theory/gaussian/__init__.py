@@ -46,13 +46,14 @@ from privbench.datasets.scenarios import Scenario
 from .. import registry
 from ..base import Optimum, check_budget, check_budgets
 from .leakage import SINGULAR_RTOL, linear_gaussian_leakage
-from .scalar import scalar_full_mi, scalar_mechanism, scalar_useful_mi
+from .scalar import ScalarClosedForm, scalar_full_mi, scalar_mechanism, scalar_useful_mi
 from .source import SourceRateDistortion
 from .vector import CONDITION_RTOL, Canonical, VectorClosedForm, canonical_form, vector_mechanism, vector_useful_mi
 from .waterfill import RHO_ZERO, reverse_waterfill, source_mi, waterfill_allocation
 
 __all__ = [
-    "CONDITION_RTOL", "RHO_ZERO", "SINGULAR_RTOL", "Canonical", "SourceRateDistortion", "VectorClosedForm",
+    "CONDITION_RTOL", "RHO_ZERO", "SINGULAR_RTOL", "Canonical", "ScalarClosedForm", "SourceRateDistortion",
+    "VectorClosedForm",
     "canonical_form", "gaussian_curve", "gaussian_optimum", "linear_gaussian_leakage", "reverse_waterfill",
     "scalar_full_mi", "scalar_mechanism", "scalar_useful_mi", "source_mi", "vector_mechanism",
     "vector_useful_mi", "waterfill_allocation",
