@@ -9,9 +9,10 @@ import numpy as np
 
 from privbench.datasets.errors import InputError
 from privbench.datasets.validate import check_finite
+from privbench.datasets.vocabulary import PRIVACIES, UNITS
 
-from privbench.datasets.vocabulary import PRIVACIES as PRIVACY_METRICS
-from privbench.datasets.vocabulary import UNITS
+__all__ = ["PRIVACIES", "UNITS", "BoundKind", "Optimum", "check_budget", "check_budgets"]
+
 BoundKind = Literal["exact", "family"]
 
 

@@ -1,25 +1,37 @@
 """One entry point for every optimal tradeoff: :func:`optimum` and :func:`curve`.
 
-Dispatch by scenario kind, privacy metric and observation model:
+This module only dispatches. What is known lives in provider modules that
+register themselves in :mod:`privbench.theory.registry`, keyed by scenario name
+(closed forms) or scenario kind (generic programs); a name's provider takes
+precedence over its kind's for the pairs it serves:
 
 ==================  ========  ============  =============================================
-scenario            privacy   observation   method
+scenario            privacy   observation   method (provider module)
 ==================  ========  ============  =============================================
 symmetric-pair      mi        useful, full  closed form, PPAN app. G eqs (31), (30)
-binary              map       useful        closed form, GAP Theorem 1 (PDI)
-any finite          mi        useful, full  convex program (exponential cone)
+                                            (``finite/symmetric_pair.py``)
+binary              map       useful        closed form, GAP Theorem 1 (PDI) (``finite/binary.py``)
+any finite          mi        useful, full  convex program (exponential cone) (``finite/program.py``)
 any finite          map       useful, full  linear program (GAP eq (21) for binary PDD)
 any finite          chi2      useful, full  convex program (second-order cone)
-gaussian-scalar     mi        useful        PPAN Prop 1
+gaussian-scalar     mi        useful        PPAN Prop 1 (``gaussian/scalar.py``)
 gaussian-scalar     mi        full          PPAN Prop 3, generalised to any variances
-gaussian-vector     mi        useful        PPAN Prop 2 (modified water-filling)
-gaussian-source     mi        (none)        reverse water-filling R(D)
-binary-gmm          map       useful, full  family bounds (GAP Theorems 2-4, eq (44))
+gaussian-vector     mi        useful        PPAN Prop 2 (modified water-filling) (``gaussian/vector.py``)
+gaussian-source     mi        (none)        reverse water-filling R(D) (``gaussian/source.py``)
+binary-gmm          map       useful, full  family bounds (GAP Theorems 2-4, eq (44)) (``mixture/``)
 ==================  ========  ============  =============================================
 
 Any other combination raises :class:`~privbench.datasets.errors.InputError`; so do
 the labelled scenarios (``mnist-subset``, ``digits``, ``hypothesis-testing``,
-``privbench.datasets.labelled``), which have no known optimum.
+``privbench.datasets.labelled``), which have no known optimum (``has_optimum``
+False).
+
+To add a scenario with a closed form (say a new finite model), write ONE new
+module under ``theory/`` (e.g. ``theory/finite/<name>.py``) with a
+:class:`~privbench.theory.registry.Provider` subclass decorated with
+``@register(name="<scenario name>")``: the registry imports every theory module,
+so nothing here or elsewhere needs editing. Pairs it does not serve fall back
+to the provider of the scenario's kind.
 """
 
 from __future__ import annotations
@@ -30,54 +42,48 @@ import numpy as np
 
 from privbench.datasets.errors import InputError
 from privbench.datasets.samples import check_observation
-from privbench.datasets.scenarios import (
-    Binary,
-    BinaryGMM,
-    FiniteScenario,
-    GaussianScenario,
-    GaussianSource,
-    Scenario,
-    SymmetricPair,
-)
+from privbench.datasets.scenarios import Scenario
 
-from . import finite
-from .base import PRIVACY_METRICS, UNITS, Optimum, check_budget, check_budgets
+from . import registry
+from .base import PRIVACIES, UNITS, Optimum, check_budget, check_budgets
 
-# binary-gmm: the family used when none is named, per observation model.
-DEFAULT_FAMILY = {"useful": "additive", "full": "general"}
-FAMILY_OBSERVATION = {"additive": "useful", "shift": "full", "shift-noise": "full", "general": "full"}
+__all__ = ["curve", "default_privacy", "optimum", "resolve", "supported", "units"]
 
 
 def default_privacy(scenario: Scenario) -> str:
     """The privacy metric used when none is given (``map`` for binary-gmm, else ``mi``)."""
-    return "map" if isinstance(scenario, BinaryGMM) else "mi"
+    return registry.declared(scenario, "default_privacy", "mi")
 
 
 def supported(scenario: Scenario) -> list[tuple[str, str | None]]:
     """(privacy, observation) pairs with a known optimum for this scenario."""
-    if isinstance(scenario, FiniteScenario):
-        return [(p, o) for p in PRIVACY_METRICS for o in ("useful", "full")]
-    if isinstance(scenario, GaussianSource):
-        return [("mi", None)]
-    if isinstance(scenario, GaussianScenario):
-        return [("mi", "useful")] + ([("mi", "full")] if scenario.dims == (1, 1) else [])
-    if isinstance(scenario, BinaryGMM):
-        return [("map", "useful"), ("map", "full")]
-    return []  # pragma: no cover
+    pairs: list[tuple[str, str | None]] = []
+    for provider in reversed(registry.chain(scenario)):  # the kind's order first
+        pairs += [pair for pair in provider.supported(scenario) if pair not in pairs]
+    return pairs
 
 
 def resolve(
     scenario: Scenario, privacy: str | None, observation: str | None, family: str | None
 ) -> tuple[str, str | None, str | None]:
+    """Validate a request and fill in its defaults: ``(privacy, observation, family)``.
+
+    Raises
+    ------
+    InputError
+        For a non-scenario, a scenario without a known optimum, an unknown
+        privacy or observation, a pair without a known optimum, or a family
+        that is unknown or does not apply.
+    """
     if not isinstance(scenario, Scenario):
         raise InputError(f"scenario={scenario!r} is not a privbench scenario")
-    if not getattr(scenario, "has_optimum", True):
+    if not scenario.has_optimum:
         raise InputError(f"{scenario.name} has no known optimum (only learned points and evaluators: "
                          "run it with 'privbench run')")
     privacy = privacy or default_privacy(scenario)
-    if privacy not in PRIVACY_METRICS:
-        raise InputError(f"privacy={privacy!r} is unknown (allowed: {', '.join(PRIVACY_METRICS)})")
-    if isinstance(scenario, GaussianSource):
+    if privacy not in PRIVACIES:
+        raise InputError(f"privacy={privacy!r} is unknown (allowed: {', '.join(PRIVACIES)})")
+    if registry.declared(scenario, "observation_free", False):
         observation = None  # S = U = W: the observation model does not matter
     elif observation is None:
         raise InputError(f"{scenario.name} needs an observation model (allowed: useful, full)")
@@ -91,22 +97,20 @@ def resolve(
             + (f", observation={observation}" if observation else "")
             + f" (known: {known})"
         )
-    if isinstance(scenario, BinaryGMM):
-        from .mixture import FAMILIES
-
-        family = family or DEFAULT_FAMILY[observation]  # type: ignore[index]
-        if family not in FAMILIES:
-            raise InputError(f"family={family!r} is unknown (allowed: {', '.join(FAMILIES)})")
-        if observation == "useful" and FAMILY_OBSERVATION[family] == "full":
-            raise InputError(
-                f"family={family!r} needs S (observation full); with observation useful only "
-                "'additive' is available"
-            )
+    with_families = [p for p in registry.chain(scenario) if p.has_families]
+    if with_families:
+        family = with_families[0].resolve_family(scenario, observation, family)
     elif family is not None:
         raise InputError(
             f"family={family!r} does not apply to {scenario.name} (families exist for binary-gmm only)"
         )
     return privacy, observation, family
+
+
+def _provider(scenario: Scenario, privacy: str, observation: str | None) -> registry.Provider:
+    provider = registry.serving(scenario, privacy, observation)
+    assert provider is not None, "resolve() admits served pairs only"
+    return provider
 
 
 def optimum(
@@ -132,15 +136,7 @@ def optimum(
     """
     privacy, observation, family = resolve(scenario, privacy, observation, family)
     budget = check_budget(budget)
-    if isinstance(scenario, FiniteScenario):
-        return _finite_optimum(scenario, budget, privacy, observation)  # type: ignore[arg-type]
-    if isinstance(scenario, GaussianScenario):
-        from .gaussian import gaussian_optimum
-
-        return gaussian_optimum(scenario, budget, observation)
-    from .mixture import mixture_optimum
-
-    return mixture_optimum(scenario, budget, family)
+    return _provider(scenario, privacy, observation).optimum(scenario, budget, privacy, observation, family)
 
 
 def curve(
@@ -153,18 +149,7 @@ def curve(
     """Optimal leakage at each budget, shape (k,). Vectorised for closed forms."""
     privacy, observation, family = resolve(scenario, privacy, observation, family)
     b = check_budgets(budgets)
-    if isinstance(scenario, FiniteScenario):
-        closed = _finite_closed_form(scenario, b, privacy, observation)  # type: ignore[arg-type]
-        if closed is not None:
-            return closed
-        return np.array([_finite_optimum(scenario, x, privacy, observation).value for x in b])  # type: ignore[arg-type]
-    if isinstance(scenario, GaussianScenario):
-        from .gaussian import gaussian_curve
-
-        return gaussian_curve(scenario, b, observation)
-    from .mixture import mixture_curve
-
-    return mixture_curve(scenario, b, family)
+    return _provider(scenario, privacy, observation).curve(scenario, b, privacy, observation, family)
 
 
 def units(privacy: str) -> str:
@@ -172,40 +157,7 @@ def units(privacy: str) -> str:
     return UNITS[privacy]
 
 
-# --------------------------------------------------------------------------
-# finite scenarios
-# --------------------------------------------------------------------------
-
-
-def _finite_closed_form(
-    scenario: FiniteScenario, budgets: np.ndarray, privacy: str, observation: str
-) -> np.ndarray | None:
-    if isinstance(scenario, SymmetricPair) and privacy == "mi":
-        return finite.symmetric_pair_mi(budgets, scenario.m, scenario.p, observation)
-    if isinstance(scenario, Binary) and privacy == "map" and observation == "useful":
-        return finite.binary_pdi_map(budgets, scenario.p, scenario.q)
-    return None
-
-
-_CLOSED_FORM_NAMES = {
-    ("symmetric-pair", "mi", "full"): "closed form (PPAN appendix G, eq (30))",
-    ("symmetric-pair", "mi", "useful"): "closed form (PPAN appendix G, eq (31))",
-    ("binary", "map", "useful"): "closed form (GAP Theorem 1, PDI)",
-}
-
-
-def _finite_optimum(scenario: FiniteScenario, budget: float, privacy: str, observation: str) -> Optimum:
-    closed = _finite_closed_form(scenario, np.array([budget]), privacy, observation)
-    if closed is None:
-        return finite.solve_finite(
-            scenario.joint(), scenario.distortion_matrix(), budget, privacy, observation
-        )
-    method = _CLOSED_FORM_NAMES[(scenario.name, privacy, observation)]
-    if isinstance(scenario, SymmetricPair):
-        channel = finite.symmetric_pair_mechanism(scenario.m, scenario.p, budget, observation)
-        mechanism = {"type": "finite-channel", "observation": observation, "channel": channel.tolist()}
-        return Optimum(value=float(closed[0]), method=method, mechanism=mechanism)
-    # GAP Theorem 1 gives a set of optimal mechanisms; report one from the LP.
-    lp = finite.solve_finite(scenario.joint(), scenario.distortion_matrix(), budget, privacy, observation)
-    return Optimum(value=float(closed[0]), method=method, mechanism=lp.mechanism,
-                   certificate={"linear_program_value": lp.value, **(lp.certificate or {})})
+# Register every provider now, as importing privbench.theory always has loaded the
+# finite programs (cvxpy): a worker that imports this module before its first case
+# does not pay for the imports inside a timed case.
+registry.load()

@@ -1,4 +1,4 @@
-"""Optimal tradeoffs for finite alphabets: convex programs and closed forms.
+"""Optimal tradeoffs for any finite model: convex programs.
 
 The general problem, for a known joint P(S, U), an observation kernel
 P(W | S, U) and a distortion matrix d(u, z), is
@@ -24,8 +24,9 @@ cvxpy Parameter and solved with Clarabel (SCS as fallback). Every solution
 carries a certificate: the solver's primal and dual objective values, their
 gap, and the exact leakage and distortion of the returned (projected) channel.
 
-Closed forms: the symmetric pair (PPAN appendix G, eqs (30), (31)) and the
-binary model's PDI MAP tradeoff (GAP Theorem 1).
+Registered as the provider of kind ``finite``: every finite scenario gets these
+programs for each privacy metric and observation model, unless a closed form
+registered under its name serves the pair (``symmetric_pair.py``, ``binary.py``).
 """
 
 from __future__ import annotations
@@ -38,12 +39,14 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import CLARABEL as _ClarabelInterface
-from scipy.special import xlogy
 
 from privbench.datasets.errors import InputError
 
-from .base import Optimum, check_budget, check_budgets
-from .measures import PRIVACY_MEASURES, expected_distortion, observation_kernel, release_joint
+from ..base import PRIVACIES, Optimum, check_budget
+from ..measures import PRIVACY_MEASURES, expected_distortion, observation_kernel, release_joint
+from ..registry import Provider, register
+
+__all__ = ["SOLVER_TOL", "FiniteProgram", "finite_min_distortion", "solve_finite"]
 
 SOLVER_TOL = 1e-9
 _CLARABEL_OPTS = dict(tol_gap_abs=SOLVER_TOL, tol_gap_rel=SOLVER_TOL, tol_feas=SOLVER_TOL, max_iter=500)
@@ -227,105 +230,18 @@ def finite_min_distortion(scenario: Any, observation: str | np.ndarray) -> float
     return _min_distortion(joint, observation_kernel(*joint.shape, observation), scenario.distortion_matrix())
 
 
-# --------------------------------------------------------------------------
-# closed forms
-# --------------------------------------------------------------------------
+@register(kind="finite")
+class FiniteProgram(Provider):
+    """Any finite scenario (``joint()``, ``distortion_matrix()``): the convex programs."""
 
+    pairs = tuple((p, o) for p in PRIVACIES for o in ("useful", "full"))
 
-def symmetric_pair_rate(m: int, p: np.ndarray) -> np.ndarray:
-    """r_m(p) = log m - p log(m-1) - h2(p): I(S;U) of the symmetric pair, nats."""
-    p = np.asarray(p, dtype=float)
-    h2 = -xlogy(p, p) - xlogy(1.0 - p, 1.0 - p)
-    return np.log(m) - p * np.log(m - 1) - h2
+    def curve(
+        self, scenario: Any, budgets: np.ndarray, privacy: str, observation: str | None, family: str | None
+    ) -> np.ndarray:
+        return np.array([self.optimum(scenario, x, privacy, observation, family).value for x in budgets])
 
-
-def symmetric_pair_mi(budgets: Any, m: int, p: float, observation: str) -> np.ndarray:
-    """Optimal I(S;Z) vs Hamming budget for the symmetric pair (PPAN appendix G).
-
-    ``full`` (eq (30)): r_m(p + delta) while delta <= 1 - 1/m - p, r_m(p - delta)
-    while delta <= p - (1 - 1/m), else 0. ``useful`` (eq (31)):
-    r_m(p + delta (1 - p m / (m-1))) while delta < 1 - 1/m, else 0.
-    Both are checked against the convex program in the tests.
-
-    Parameters
-    ----------
-    budgets : array_like, shape (k,)
-    Returns
-    -------
-    ndarray, shape (k,)
-    """
-    d = check_budgets(budgets)
-    knee = 1.0 - 1.0 / m
-    if observation == "full":
-        if p <= knee:
-            q = np.minimum(p + d, knee)
-        else:
-            q = np.maximum(p - d, knee)
-    elif observation == "useful":
-        q = np.where(d < knee, p + np.minimum(d, knee) * (1.0 - p * m / (m - 1)), knee)
-    else:
-        raise InputError(f"observation={observation!r} is unknown (allowed: useful, full)")
-    return np.maximum(symmetric_pair_rate(m, q), 0.0)
-
-
-def symmetric_pair_mechanism(m: int, p: float, budget: float, observation: str) -> np.ndarray:
-    """A channel P(Z|W) attaining :func:`symmetric_pair_mi`.
-
-    ``useful``: Z = U with probability 1 - delta, else uniform on the other
-    m - 1 symbols (delta capped at 1 - 1/m). ``full`` (w = s m + u): when
-    p < 1 - 1/m, a pair with U = S is moved to a uniformly chosen symbol != S
-    with probability a = delta / (1 - p); when p > 1 - 1/m, a pair with U != S
-    is released as S with probability a = delta / p. Either way (S, Z) is a
-    symmetric pair with parameter p + delta (resp. p - delta).
-    """
-    knee = 1.0 - 1.0 / m
-    off = (1.0 - np.eye(m)) / (m - 1)
-    if observation == "useful":
-        d = min(budget, knee)
-        return (1.0 - d) * np.eye(m) + d * off
-    ch = np.zeros((m * m, m))
-    for s in range(m):
-        for u in range(m):
-            row = ch[s * m + u]
-            if p <= knee:
-                a = min(budget, knee - p) / (1.0 - p) if p < 1 else 0.0
-                if u == s:
-                    row[:] = a * off[s]
-                    row[s] += 1.0 - a
-                else:
-                    row[u] = 1.0
-            else:
-                a = min(budget, p - knee) / p
-                if u == s:
-                    row[s] = 1.0
-                else:
-                    row[u] = 1.0 - a
-                    row[s] += a
-    return ch
-
-
-def binary_pdi_map(budgets: Any, p: float, q: float) -> np.ndarray:
-    """GAP Theorem 1: optimal MAP accuracy of the binary model under PDI (W = U).
-
-    U ~ Bern(p), S = U xor N, N ~ Bern(q), Hamming distortion D. For q = 1/2
-    the accuracy is 1/2 at every D; otherwise (31) while 1 - D > max(p, 1-p),
-    then (32), the accuracy of guessing S from its prior alone.
-
-    Parameters
-    ----------
-    budgets : array_like, shape (k,)
-    Returns
-    -------
-    ndarray, shape (k,)
-    """
-    d = check_budgets(budgets)
-    if q == 0.5:
-        return np.full(d.shape, 0.5)
-    slope = abs(1.0 - 2.0 * q)
-    active = (1.0 - d) > max(p, 1.0 - p)
-    top = slope * (1.0 - d) + min(q, 1.0 - q)
-    if (p >= 0.5) == (q < 0.5):
-        floor = p * (1.0 - q) + (1.0 - p) * q
-    else:
-        floor = p * q + (1.0 - p) * (1.0 - q)
-    return np.where(active, top, floor)
+    def optimum(
+        self, scenario: Any, budget: float, privacy: str, observation: str | None, family: str | None
+    ) -> Optimum:
+        return solve_finite(scenario.joint(), scenario.distortion_matrix(), budget, privacy, observation)

@@ -1,0 +1,133 @@
+"""The registry of optimum providers: what the theory layer knows, per scenario.
+
+A *provider* knows the optimal tradeoff of some scenarios for some (privacy,
+observation) pairs. Each theory module that knows one registers it here with
+:func:`register`, keyed by a scenario ``name`` (``"symmetric-pair"``: a closed
+form) or a scenario ``kind`` (``"finite"``: the convex programs, for any finite
+scenario). For a scenario the name's provider comes first, then the kind's
+(:func:`chain`); a pair is served by the first provider of the chain that lists
+it (:func:`serving`), so closed forms take precedence over generic programs.
+
+Provider modules are found by importing every module of ``privbench.theory``
+once (:func:`load`): a new provider is one new file that registers itself.
+Scenarios declare ``name``, ``kind`` and ``has_optimum`` as class attributes;
+nothing here tests their classes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+from typing import Any, Callable, ClassVar, TypeVar
+
+import numpy as np
+
+from .base import Optimum
+
+Pair = tuple[str, "str | None"]
+P = TypeVar("P", bound=type)
+
+BY_NAME: dict[str, Provider] = {}
+BY_KIND: dict[str, Provider] = {}
+
+
+class Provider:
+    """Base class of an optimum provider (subclass it and decorate with :func:`register`).
+
+    Attributes
+    ----------
+    pairs : tuple of (privacy, observation)
+        The pairs served; override :meth:`supported` when they depend on the
+        scenario's parameters.
+    default_privacy : str or None
+        The privacy metric used when none is given (None: no opinion, ``mi``
+        unless another provider of the chain says otherwise).
+    observation_free : bool or None
+        True where S = U = W, so the observation model is ignored (None: no opinion).
+    has_families : bool
+        True where the optimum is over a named mechanism family; then
+        :meth:`resolve_family` picks and checks it.
+    """
+
+    pairs: ClassVar[tuple[Pair, ...]] = ()
+    default_privacy: ClassVar[str | None] = None
+    observation_free: ClassVar[bool | None] = None
+    has_families: ClassVar[bool] = False
+
+    def supported(self, scenario: Any) -> list[Pair]:
+        """(privacy, observation) pairs this provider serves for ``scenario``."""
+        return list(self.pairs)
+
+    def resolve_family(self, scenario: Any, observation: str | None, family: str | None) -> str | None:
+        """The mechanism family to use (only called where ``has_families``)."""
+        return family  # pragma: no cover - overridden where has_families
+
+    def curve(
+        self, scenario: Any, budgets: np.ndarray, privacy: str, observation: str | None, family: str | None
+    ) -> np.ndarray:
+        """Optimal leakage at each of the validated budgets, shape (k,)."""
+        raise NotImplementedError  # pragma: no cover
+
+    def optimum(
+        self, scenario: Any, budget: float, privacy: str, observation: str | None, family: str | None
+    ) -> Optimum:
+        """The optimum at one validated budget, with method and mechanism."""
+        raise NotImplementedError  # pragma: no cover
+
+
+def register(*, name: str | None = None, kind: str | None = None) -> Callable[[P], P]:
+    """Class decorator: register one instance of a :class:`Provider` subclass.
+
+    Parameters
+    ----------
+    name : str, optional
+        A scenario name (``Scenario.name``); precedence over the kind's provider.
+    kind : str, optional
+        A scenario kind (``Scenario.kind``): the fallback for every scenario of it.
+    """
+    if (name is None) == (kind is None):
+        raise ValueError("register takes exactly one of name= or kind=")
+    table, key = (BY_NAME, name) if name is not None else (BY_KIND, kind)
+
+    def wrap(cls: P) -> P:
+        if key in table:
+            raise ValueError(f"a provider is already registered for {key!r}")
+        table[key] = cls()  # type: ignore[index]
+        return cls
+
+    return wrap
+
+
+@cache
+def load() -> None:
+    """Import every module of ``privbench.theory`` once, so that all providers register."""
+    package = importlib.import_module(__package__)  # type: ignore[arg-type]
+    for info in pkgutil.walk_packages(package.__path__, prefix=f"{__package__}."):
+        importlib.import_module(info.name)
+
+
+def chain(scenario: Any) -> list[Provider]:
+    """The providers of ``scenario``: its name's first, then its kind's (empty without an optimum)."""
+    load()
+    if not scenario.has_optimum:
+        return []
+    found = (BY_NAME.get(scenario.name), BY_KIND.get(scenario.kind))
+    return [p for p in found if p is not None]
+
+
+def serving(scenario: Any, privacy: str, observation: str | None) -> Provider | None:
+    """The first provider of the chain that serves (privacy, observation), or None."""
+    for provider in chain(scenario):
+        if (privacy, observation) in provider.supported(scenario):
+            return provider
+    return None
+
+
+def declared(scenario: Any, attribute: str, default: Any) -> Any:
+    """The first value of a provider ``attribute`` along the chain that is not None."""
+    for provider in chain(scenario):
+        value = getattr(provider, attribute)
+        if value is not None:
+            return value
+    return default
