@@ -8,6 +8,7 @@ from typing import Any, Literal
 import numpy as np
 
 from privbench.datasets.errors import InputError
+from privbench.datasets import validate
 from privbench.datasets.validate import check_finite
 from privbench.datasets.vocabulary import PRIVACIES, UNITS
 
@@ -48,14 +49,9 @@ class Optimum:
 
 
 def check_budgets(budgets: Any) -> np.ndarray:
-    """Return budgets as a 1-d float array; raise InputError for NaN, inf or negatives."""
-    arr = np.atleast_1d(np.asarray(budgets, dtype=float))
-    if arr.ndim != 1:
-        raise InputError(f"budgets must be a number or a 1-d list, got shape {arr.shape}")
-    bad = ~np.isfinite(arr) | (arr < 0)
-    if np.any(bad):
-        raise InputError(f"budget={arr[bad][0]!r} must be a finite number >= 0")
-    return arr
+    """Return budgets as a 1-d float array (empty allowed: a curve over no budgets is empty);
+    raise InputError for NaN, inf or negatives (:func:`privbench.datasets.validate.check_budgets`)."""
+    return validate.check_budgets(budgets, allow_empty=True)
 
 
 def check_budget(budget: Any) -> float:

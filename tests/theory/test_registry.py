@@ -15,16 +15,8 @@ from privbench.datasets.scenarios import SCENARIOS, make_scenario
 from privbench.theory import curve, default_privacy, optimum, registry, resolve, supported
 from privbench.theory.base import Optimum
 
-# one example per scenario with a known optimum (a new scenario must add one here)
-EXAMPLES = {
-    "symmetric-pair": {"m": "10", "p": "0.4"},
-    "binary": {"p": "0.75", "q": "0.25"},
-    "finite": {"joint": "[[0.3, 0.2], [0.1, 0.4]]"},
-    "gaussian-scalar": {"rho": "0.85"},
-    "gaussian-vector": {"rho": "0.47,0.24,0.85,0.07,0.66"},
-    "gaussian-source": {"variances": "0.47,0.24,0.85"},
-    "binary-gmm": {"prior": "0.75", "mu": "3", "sigma0": "2", "sigma1": "1"},
-}
+# one example per scenario with a known optimum: its own declared EXAMPLE (Scenario.example())
+EXAMPLES = {name: cls.EXAMPLE for name, cls in SCENARIOS.items() if cls.has_optimum}
 BUDGET = {"finite": 0.1, "gaussian": 0.2, "mixture": 1.0}
 WITH_OPTIMUM = [name for name, cls in SCENARIOS.items() if cls.has_optimum]
 WITHOUT_OPTIMUM = [name for name, cls in SCENARIOS.items() if not cls.has_optimum]
@@ -32,6 +24,8 @@ WITHOUT_OPTIMUM = [name for name, cls in SCENARIOS.items() if not cls.has_optimu
 
 def test_every_scenario_with_an_optimum_has_an_example():
     assert sorted(WITH_OPTIMUM) == sorted(EXAMPLES)
+    for name in WITH_OPTIMUM:
+        assert make_scenario(name, EXAMPLES[name]) == SCENARIOS[name].example()
 
 
 def _cases():
