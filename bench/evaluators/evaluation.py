@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from privbench.datasets.errors import InputError
 from privbench.datasets.tasks import Task
 from privbench.datasets.validate import check_int
+
+#: An exact evaluator of one mechanism type: (mechanism, scenario) -> (leakage evaluations, distortion ones).
+ExactEvaluator = Callable[[Any, Any], "tuple[list[Evaluation], list[Evaluation]]"]
 
 KINDS = ("exact", "lower-bound", "estimate")
 METRICS = ("mi", "map", "chi2", "distortion", "utility")  # utility: labelled scenarios only
@@ -149,3 +152,9 @@ def log_p_and_entropy(sc: Any, s: np.ndarray) -> tuple[np.ndarray, float]:
     cov_s = sc.cov()[: sc.dims[0], : sc.dims[0]]
     h_s = 0.5 * float(np.linalg.slogdet(2 * math.pi * math.e * cov_s)[1])
     return gauss_logpdf(s.reshape(len(s), -1), cov_s), h_s
+
+
+def exact_by_type(table: dict[str, ExactEvaluator], mech: Any, sc: Any) -> tuple[list[Evaluation], list[Evaluation]]:
+    """The exact evaluations ``table`` holds for ``mech``'s declared ``type_name`` ([], [] where none)."""
+    exact = table.get(getattr(mech, "type_name", ""))
+    return exact(mech, sc) if exact is not None else ([], [])

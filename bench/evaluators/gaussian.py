@@ -10,14 +10,15 @@ and ``cross_check`` is off) the ``posthoc-attacker`` bound and ``ksg``.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from privbench.theory.gaussian import linear_gaussian_leakage
 
 from .attacker import posthoc_attacker
-from .evaluation import Evaluation, jsonable, log_p_and_entropy, make_evaluation, sample_distortion
+from .evaluation import (Evaluation, ExactEvaluator, exact_by_type, jsonable, log_p_and_entropy, make_evaluation,
+                         sample_distortion)
 from .gaussian_approx import gaussian_approx_mi
 from .ksg import ksg_mi
 
@@ -38,7 +39,7 @@ def exact_constant(mech: Any, sc: Any) -> tuple[list[Evaluation], list[Evaluatio
 
 
 #: Mechanism type_name -> exact evaluator (leakage evaluations, distortion evaluations).
-EXACT: dict[str, Callable[[Any, Any], tuple[list[Evaluation], list[Evaluation]]]] = {
+EXACT: dict[str, ExactEvaluator] = {
     "linear-gaussian": exact_linear_gaussian,
     "constant": exact_constant,
 }
@@ -47,11 +48,7 @@ EXACT: dict[str, Callable[[Any, Any], tuple[list[Evaluation], list[Evaluation]]]
 def evaluate_gaussian(mech: Any, sc: Any, task: Any, s: np.ndarray, u: np.ndarray, z: np.ndarray, seed: int,
                       rng: np.random.Generator, cross_check: bool = True) -> list[Evaluation]:
     """All evaluations of a release of a Gaussian scenario (module docstring); ``task`` unused."""
-    out: list[Evaluation] = []
-    exact_d: list[Evaluation] = []
-    exact = EXACT.get(getattr(mech, "type_name", ""))
-    if exact is not None:
-        out, exact_d = exact(mech, sc)
+    out, exact_d = exact_by_type(EXACT, mech, sc)
     z = z.reshape(len(z), -1)
     out.append(gaussian_approx_mi(s, z))
     d_sample = with_components(sample_distortion(((u - z) ** 2).sum(axis=1)), s, u, z)

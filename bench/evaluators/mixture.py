@@ -11,14 +11,15 @@ sample distortion.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from privbench.theory.mixture import mechanism_accuracy, mechanism_distortion
 
 from .attacker import posthoc_attacker
-from .evaluation import Evaluation, log_p_and_entropy, make_evaluation, sample_distortion
+from .evaluation import (Evaluation, ExactEvaluator, exact_by_type, log_p_and_entropy, make_evaluation,
+                         sample_distortion)
 
 
 def exact_mixture_shift(mech: Any, sc: Any) -> tuple[list[Evaluation], list[Evaluation]]:
@@ -39,7 +40,7 @@ def exact_constant(mech: Any, sc: Any) -> tuple[list[Evaluation], list[Evaluatio
 
 
 #: Mechanism type_name -> exact evaluator (leakage evaluations, distortion evaluations).
-EXACT: dict[str, Callable[[Any, Any], tuple[list[Evaluation], list[Evaluation]]]] = {
+EXACT: dict[str, ExactEvaluator] = {
     "mixture-shift": exact_mixture_shift,
     "constant": exact_constant,
 }
@@ -48,11 +49,7 @@ EXACT: dict[str, Callable[[Any, Any], tuple[list[Evaluation], list[Evaluation]]]
 def evaluate_mixture(mech: Any, sc: Any, task: Any, s: np.ndarray, u: np.ndarray, z: np.ndarray, seed: int,
                      rng: np.random.Generator, cross_check: bool = True) -> list[Evaluation]:
     """All evaluations of a release of a binary-gmm scenario (module docstring); ``task`` and ``rng`` unused."""
-    out: list[Evaluation] = []
-    exact_d: list[Evaluation] = []
-    exact = EXACT.get(getattr(mech, "type_name", ""))
-    if exact is not None:
-        out, exact_d = exact(mech, sc)
+    out, exact_d = exact_by_type(EXACT, mech, sc)
     d_sample = sample_distortion(((u.reshape(-1, 1) - z.reshape(len(z), -1)) ** 2).sum(axis=1))
     if out and not cross_check:  # the MAP headline is exact: skip the fresh classifier
         return out + exact_d + [d_sample]
