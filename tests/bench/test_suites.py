@@ -108,7 +108,7 @@ def test_seeds_option_overrides_reps():
 def test_learner_override_runs_only_those_that_serve():
     suite = load_suite("quick", learners={"randomized-response": {}})
     assert {c.learner for c in suite.cases} == {"randomized-response"}
-    assert {c.scenario for c in suite.cases} == {"symmetric-pair", "binary", "finite"}
+    assert {c.scenario for c in suite.cases} == {"symmetric-pair", "binary", "finite", "z-channel"}
 
 
 def test_adhoc_suite():
