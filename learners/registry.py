@@ -11,10 +11,11 @@ or through the entry-point group ``privbench.learners`` in its own package
 metadata (``name = my_pkg.module:MyLearner``), loaded on first lookup.  Any
 ``module:Class`` spec also resolves directly (:func:`resolve_learner`).
 
-The built-in learners and mechanism types live in the modules declared in
-:data:`BUILTIN_MODULES`; they are imported on first lookup of a learner and
-before :func:`load_mechanism` looks up a saved mechanism's type, so a fresh
-process can load a mechanism file without importing any learner first.
+The built-in learners and mechanism types register when their modules are
+imported; every module of the package is imported (:func:`load_builtins`) on
+first lookup of a learner and before :func:`load_mechanism` looks up a saved
+mechanism's type, so a fresh process can load a mechanism file without
+importing any learner first, and a new learner is one new file.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import pkgutil
 import warnings
 from importlib.metadata import entry_points
 from typing import Any
@@ -36,12 +38,6 @@ from .base import FORMAT, MECHANISM_TYPES, Learner, Mechanism
 _REGISTRY: dict[str, type[Learner]] = {}
 _PLUGIN_ERRORS: dict[str, str] = {}
 _LOADED = False
-#: Modules of privbench.learners that register built-in learners (``@register``)
-#: or mechanism types (``@mechanism_type``) when imported.
-BUILTIN_MODULES = (
-    "mechanisms", "ppan_net", "baselines", "ppan_finite", "gap_binary", "ppan_continuous", "gap_mixture",
-    "ppan_image", "noise_sanitizer", "chi2_sanitizer", "latent_filter_mechanism", "latent_filter",
-)
 ENTRY_POINT_GROUP = "privbench.learners"
 
 
@@ -58,10 +54,16 @@ def register(cls: type[Learner], name: str | None = None, replace: bool = False)
     return cls
 
 
+def builtin_modules() -> list[str]:
+    """Every module of ``privbench.learners``, sorted: a built-in learner or mechanism type is one new file."""
+    package = importlib.import_module(__package__)  # type: ignore[arg-type]
+    return sorted(m.name for m in pkgutil.walk_packages(package.__path__, prefix=f"{__package__}."))
+
+
 def load_builtins() -> None:
-    """Import every module of :data:`BUILTIN_MODULES` (registers built-in learners and mechanism types)."""
-    for module in BUILTIN_MODULES:
-        importlib.import_module(f"privbench.learners.{module}")
+    """Import every module of the package (registers the built-in learners and mechanism types)."""
+    for module in builtin_modules():
+        importlib.import_module(module)
 
 
 def _load_all() -> None:
