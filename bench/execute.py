@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .evaluators import inconsistency
 from .records import Record, error_text, failure_rows, headline_fields, json_default, no_bound_fields, now
 
 
@@ -109,4 +110,7 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
                optimum_at_distortion=float(s["optimum_at_distortion"]), gap=float(s["gap"]),
                overshoot=float(s["overshoot"]), below_bound=bool(s["below_bound"]),
                below_bound_reason=s.get("below_bound_reason"), status="ok", error=None)
+    reason = inconsistency(evals)
+    if reason is not None:  # scored from the releases only; the mechanism's description failed its test
+        out.update(status="inconsistent", error=reason)
     return out

@@ -62,6 +62,8 @@ class RunSummary:
                 f"{c['timeout']} timeout")
         if self.skipped:
             text += f"; {self.skipped} already stored (skipped)"
+        if c.get("inconsistent"):
+            text += f"; {c['inconsistent']} inconsistent (a mechanism's description failed its test)"
         if self.busy:
             text += f"; {self.busy} being run by another process (left to it)"
         return text + f"; {self.wall_s:.1f} s; results in {self.out}"

@@ -28,7 +28,9 @@ NO_BOUND = "none"
 EVALUATOR_SETS = ("mismatch",)
 #: Non-standard experiment protocols.
 PROTOCOLS = ("two-user",)
-#: Status of a stored row.
-STATUSES = ("ok", "failed", "timeout")
+#: Status of a stored row: ``inconsistent`` is a scored row whose mechanism's account of itself
+#: (e.g. its channel()) failed the bench's test against its own releases; its numbers come from
+#: the sample-based evaluators only.
+STATUSES = ("ok", "failed", "timeout", "inconsistent")
 #: Kinds of evaluation: exact, a lower bound on the true value, a statistical estimate.
 EVALUATION_KINDS = ("exact", "lower-bound", "estimate")

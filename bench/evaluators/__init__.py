@@ -13,7 +13,8 @@ from .evaluation import Evaluation
 from .gaussian_approx import gaussian_approx_mi
 from .headline import headline
 from .ksg import ksg_mi
+from .verify import CONSISTENCY, inconsistency
 from .labelled import CLASSIFIER, FreshClassifier, row_distortion, utility_accuracies, utility_accuracy
 
-__all__ = ["BY_KIND", "CLASSIFIER", "EVALUATOR_SETS", "Evaluation", "FreshClassifier", "evaluate",
+__all__ = ["BY_KIND", "CLASSIFIER", "CONSISTENCY", "inconsistency", "EVALUATOR_SETS", "Evaluation", "FreshClassifier", "evaluate",
            "gaussian_approx_mi", "headline", "ksg_mi", "row_distortion", "utility_accuracies", "utility_accuracy"]

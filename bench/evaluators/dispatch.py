@@ -75,8 +75,8 @@ class KindEvaluators:
 
 #: Scenario kind (``Scenario.kind``) -> its evaluators.
 BY_KIND: dict[str, KindEvaluators] = {
-    "finite": KindEvaluators(lambda m, sc, task, s, u, z, seed, rng, cc: evaluate_finite(m, sc, task, s, u, z),
-                             mismatch=False),
+    "finite": KindEvaluators(lambda m, sc, task, s, u, z, seed, rng, cc:
+                             evaluate_finite(m, sc, task, s, u, z, seed), mismatch=False),
     "mixture": KindEvaluators(evaluate_mixture, mismatch=True),
     "gaussian": KindEvaluators(evaluate_gaussian, mismatch=True),
 }
@@ -134,7 +134,8 @@ def evaluate(mechanism: Any, scenario: Any, observation: str | None, privacy: st
     rng = np.random.default_rng(seed)
     torch_seed = int(np.random.SeedSequence(seed).generate_state(1)[0])
     samples = scenario.sample(int(n_eval), rng)
-    z = check_release(task, mechanism.release(task.observe(samples), rng), int(n_eval))
+    w = np.array(task.observe(samples), copy=True)  # a copy: a release that writes into W cannot touch U
+    z = check_release(task, mechanism.release(w, rng), int(n_eval))
     out = kind.run(mechanism, scenario, task, samples.s, samples.u, z, torch_seed, rng, cross_check)
     if evaluators == "mismatch" and kind.mismatch:
         out = with_mismatch(out, scenario, samples.s, z, seed)

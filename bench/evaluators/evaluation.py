@@ -96,7 +96,8 @@ def mechanism_task(mech: Any, task_of: Any, scenario_id: str, observation: str |
 
 
 def check_release(task: Task, z: Any, n: int) -> np.ndarray:
-    """The release as int64 (n,) labels in 0..n_z-1 (finite) or float64 (n, d_u); InputError otherwise."""
+    """The release as int64 (n,) labels in 0..n_z-1 (finite) or float64 (n, d_u) (also (n,) when d_u = 1);
+    InputError for anything else (no reshaping of other shapes, no casting of complex values)."""
     z = np.asarray(z)
     if task.kind == "finite":
         if z.dtype.kind == "f" and np.all(np.isfinite(z)) and np.all(z == np.round(z)):
@@ -106,7 +107,11 @@ def check_release(task: Task, z: Any, n: int) -> np.ndarray:
             raise InputError(f"mechanism released {z.dtype} labels of shape {z.shape}; expected ({n},) "
                              f"integers in 0..{task.n_z - 1}")
         return z.astype(np.int64)
-    z = z.astype(float).reshape(n, -1) if z.size == n * task.d_u else z  # type: ignore[operator]
+    if z.dtype.kind not in "fiu":  # complex, bool, object: never cast silently (a complex part can carry S)
+        raise InputError(f"mechanism released {z.dtype} values (expected real floats of shape ({n}, {task.d_u}))")
+    if z.shape == (n,) and task.d_u == 1:  # the one shape besides (n, d_u) documented for a scalar release
+        z = z.reshape(n, 1)
+    z = z.astype(float)
     if z.shape != (n, task.d_u) or not np.all(np.isfinite(z)):
         raise InputError(f"mechanism released an array of shape {z.shape} (expected ({n}, {task.d_u}) of "
                          "finite floats)" + ("" if z.shape != (n, task.d_u) else ": it has NaN or inf values"))

@@ -17,6 +17,7 @@ import numpy as np
 from privbench.theory.gaussian import linear_gaussian_leakage
 
 from .attacker import posthoc_attacker
+from .verify import checked_description
 from .evaluation import (Evaluation, ExactEvaluator, exact_by_type, jsonable, log_p_and_entropy, make_evaluation,
                          sample_distortion)
 from .gaussian_approx import gaussian_approx_mi
@@ -50,8 +51,9 @@ def evaluate_gaussian(mech: Any, sc: Any, task: Any, s: np.ndarray, u: np.ndarra
     """All evaluations of a release of a Gaussian scenario (module docstring); ``task`` unused."""
     out, exact_d = exact_by_type(EXACT, mech, sc)
     z = z.reshape(len(z), -1)
-    out.append(gaussian_approx_mi(s, z))
     d_sample = with_components(sample_distortion(((u - z) ** 2).sum(axis=1)), s, u, z)
+    out, exact_d, check = checked_description(out, exact_d, d_sample)
+    out.append(gaussian_approx_mi(s, z))
     if out[0].kind == "exact" and not cross_check:  # the headline is exact: skip the costly estimators
         return out + exact_d + [d_sample]
     log_p_s, h_s = log_p_and_entropy(sc, s)
@@ -60,7 +62,7 @@ def evaluate_gaussian(mech: Any, sc: Any, task: Any, s: np.ndarray, u: np.ndarra
                                **att, note="h(S) + E log Q(S|Z) on held-out releases, h(S) exact from the "
                                "scenario's cov"))
     out.append(ksg_mi(s, z, rng=rng))
-    return out + exact_d + [d_sample]
+    return out + exact_d + [d_sample] + check
 
 
 def with_components(ev: Evaluation, s: np.ndarray, u: np.ndarray, z: np.ndarray) -> Evaluation:

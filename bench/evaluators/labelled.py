@@ -205,8 +205,9 @@ def evaluate_labelled(mech: Any, sc: Any, task: Any, n_eval: int, seed: int) -> 
     else:
         train = sc.draw("train", int(n_eval), r_draw)
         test = sc.draw("held-out", int(n_eval), r_draw)
-    z_tr = check_release(task, mech.release(task.observe(train.samples), r_rel), len(train.samples))
-    z_te = check_release(task, mech.release(task.observe(test.samples), r_rel), len(test.samples))
+    w_tr, w_te = (np.array(task.observe(d.samples), copy=True) for d in (train, test))  # copies: W is not U
+    z_tr = check_release(task, mech.release(w_tr, r_rel), len(train.samples))
+    z_te = check_release(task, mech.release(w_te, r_rel), len(test.samples))
     n_tr, n_te = len(z_tr), len(z_te)
     sizes = {"n_train": n_tr, "n_test": n_te}
 

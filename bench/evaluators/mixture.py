@@ -18,6 +18,7 @@ import numpy as np
 from privbench.theory.mixture import mechanism_accuracy, mechanism_distortion
 
 from .attacker import posthoc_attacker
+from .verify import checked_description
 from .evaluation import (Evaluation, ExactEvaluator, exact_by_type, log_p_and_entropy, make_evaluation,
                          sample_distortion)
 
@@ -51,6 +52,7 @@ def evaluate_mixture(mech: Any, sc: Any, task: Any, s: np.ndarray, u: np.ndarray
     """All evaluations of a release of a binary-gmm scenario (module docstring); ``task`` and ``rng`` unused."""
     out, exact_d = exact_by_type(EXACT, mech, sc)
     d_sample = sample_distortion(((u.reshape(-1, 1) - z.reshape(len(z), -1)) ** 2).sum(axis=1))
+    out, exact_d, check = checked_description(out, exact_d, d_sample)
     if out and not cross_check:  # the MAP headline is exact: skip the fresh classifier
         return out + exact_d + [d_sample]
     log_p_s, h_s = log_p_and_entropy(sc, s)
@@ -62,4 +64,4 @@ def evaluate_mixture(mech: Any, sc: Any, task: Any, s: np.ndarray, u: np.ndarray
                                note="held-out accuracy of a classifier trained from scratch; <= MAP accuracy"))
     out.append(make_evaluation("mi", att.pop("bound"), "posthoc-attacker", "lower-bound", att.pop("bound_stderr"),
                                **att, note="H(S) + E log Q(S|Z) on held-out releases, H(S) exact from the prior"))
-    return out + exact_d + [d_sample]
+    return out + exact_d + [d_sample] + check

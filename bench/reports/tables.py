@@ -109,7 +109,7 @@ def summary_text(df: pd.DataFrame) -> str:
     n = len(df)
     ok = int((df["status"] == "ok").sum())
     bb = int(df["below_bound"].fillna(False).astype(bool).sum())
-    return (f"{n} records: {ok} ok, {n - ok} failed or timed out, {bb} below the bound. "
+    return (f"{n} records: {ok} ok, {n - ok} failed, timed out or inconsistent, {bb} below the bound. "
             f"Devices: {', '.join(sorted(set(df['device'].astype(str))))}. "
             "Leakage is the headline evaluator's value (exact where the release alphabet or "
             "parametric form allows it, else the largest credible estimate); gap = leakage - optimum "
