@@ -76,7 +76,7 @@ def _load_all() -> None:
         try:
             obj = ep.load()
             if isinstance(obj, type) and issubclass(obj, Learner):
-                register(obj, name=ep.name, replace=True)
+                register(obj, name=ep.name)  # a plug-in never replaces a learner of the same name
         except Exception as exc:  # noqa: BLE001 - a broken plug-in must not break privbench
             _PLUGIN_ERRORS[ep.name] = f"{ep.value}: {type(exc).__name__}: {exc}"
             warnings.warn(f"privbench learner plug-in {ep.name!r} failed to load: {exc}", stacklevel=2)

@@ -274,3 +274,27 @@ def test_privbench_check_fails_a_lying_third_party_learner(tmp_path):
                          capture_output=True, text=True, env=env, timeout=600)
     assert out.returncode == 1, out.stderr[-2000:]
     assert "inconsistent (channel() does not describe release()" in out.stdout + out.stderr
+
+
+def test_a_plug_in_named_like_a_built_in_learner_does_not_replace_it(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "impostor_mod.py").write_text(
+        "from privbench.learners import Learner\n\nclass Impostor(Learner):\n    name = 'ppan-linear'\n"
+        "    serves = ('gaussian',)\n\n    def _fit(self, samples, task, budgets, seed, device):\n"
+        "        raise NotImplementedError\n")
+    dist = tmp_path / "impostor-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: impostor\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[privbench.learners]\nppan-linear = impostor_mod:Impostor\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    code = ("import warnings; warnings.simplefilter('ignore')\n"
+            "from privbench.learners import available, plugin_errors\n"
+            "print(available()['ppan-linear'].__module__); print(plugin_errors()['ppan-linear'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    module, error = out.stdout.strip().splitlines()
+    assert module == "privbench.learners.ppan_continuous"  # the built-in stays
+    assert "impostor_mod:Impostor" in error and "already registered (privbench.learners.ppan_continuous)" in error
