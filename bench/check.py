@@ -35,6 +35,8 @@ import pandas as pd
 
 from privbench.datasets.errors import InputError
 
+from .scores import strict_gap
+
 TOL_FLOOR = 0.01
 BASELINE_FORMAT = "privbench-baselines/1"
 
@@ -63,7 +65,8 @@ def strict_rows(df: pd.DataFrame) -> pd.DataFrame:
     if ok.empty:
         return ok.assign(_key=[], strict_gap=[], overshoots=[])
     ok["_key"] = ok.apply(point_key, axis=1)
-    ok["strict_gap"] = ok["leakage"].astype(float) - ok[["optimum_at_distortion", "optimum_at_budget"]].astype(float).min(axis=1)
+    ok["strict_gap"] = strict_gap(ok["leakage"].astype(float), ok["optimum_at_distortion"].astype(float),
+                                  ok["optimum_at_budget"].astype(float))
     ok["overshoots"] = ok["overshoot"].astype(float) > ok.apply(_overshoot_tol, axis=1)
     return ok
 

@@ -182,3 +182,14 @@ def aggregate(values: Sequence[float]) -> tuple[float, float, float]:
         return (mean, math.nan, math.nan)
     half = float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
     return (mean, mean - half, mean + half)
+
+
+def strict_gap(leakage: Any, optimum_at_distortion: Any, optimum_at_budget: Any) -> Any:
+    """The budget-respecting gap: leakage minus the optimum at max(distortion, budget).
+
+    The optimal curve falls with the budget, so that optimum is the smaller of the optimum at the
+    achieved distortion and at the budget: a point that under-uses its budget (the identity
+    release, d = 0) is measured against what the budget allows, not against its own distortion.
+    Works elementwise on arrays and Series; a NaN optimum on one side is skipped.
+    """
+    return leakage - np.fmin(optimum_at_distortion, optimum_at_budget)  # NaN-skipping, as pandas min
