@@ -35,7 +35,7 @@ import pandas as pd
 
 from privbench.datasets.errors import InputError
 
-from .scores import strict_gap
+from .scores import overshoot_tolerance, strict_gap
 
 TOL_FLOOR = 0.01
 BASELINE_FORMAT = "privbench-baselines/1"
@@ -48,17 +48,6 @@ def point_key(row: Any) -> str:
     return f"{row['experiment']}|{row['scenario_id']}|{obs}|{row['privacy']}|{fam}|{float(row['budget']):g}"
 
 
-def _overshoot_tol(r: Any) -> float:
-    """Allowed overshoot: 1e-3 or 1% of the budget, plus 3 standard errors of the measured
-    distortion, plus 3 standard errors of the learner's own estimate of its distortion from
-    n_train samples (variance taken as 2 b max(1, b): Hamming losses have variance <= b,
-    Gaussian squared errors 2 b^2)."""
-    se = r.get("distortion_stderr")
-    se = float(se) if isinstance(se, (int, float)) and math.isfinite(se) else 0.0
-    b, n = float(r["budget"]), max(int(r["n_train"]), 1)
-    return max(1e-3, 0.01 * b) + 3 * se + 3 * math.sqrt(2 * b * max(1.0, b) / n)
-
-
 def strict_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Successful rows with ``_key``, ``strict_gap`` and ``overshoots`` (beyond tolerance)."""
     ok = df[df["status"] == "ok"].copy()
@@ -67,7 +56,7 @@ def strict_rows(df: pd.DataFrame) -> pd.DataFrame:
     ok["_key"] = ok.apply(point_key, axis=1)
     ok["strict_gap"] = strict_gap(ok["leakage"].astype(float), ok["optimum_at_distortion"].astype(float),
                                   ok["optimum_at_budget"].astype(float))
-    ok["overshoots"] = ok["overshoot"].astype(float) > ok.apply(_overshoot_tol, axis=1)
+    ok["overshoots"] = ok["overshoot"].astype(float) > ok.apply(overshoot_tolerance, axis=1)
     return ok
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from scipy import stats
 
 from privbench.datasets.errors import InputError
-from privbench.datasets.vocabulary import BOUND_KINDS, NO_BOUND
+from privbench.datasets.vocabulary import BOUND_KINDS
 
 REASON_EXACT = "evaluator or bug: below the exact optimum"
 REASON_FAMILY = "below the family bound (a learner outside the family may legitimately beat it)"
@@ -193,3 +193,14 @@ def strict_gap(leakage: Any, optimum_at_distortion: Any, optimum_at_budget: Any)
     Works elementwise on arrays and Series; a NaN optimum on one side is skipped.
     """
     return leakage - np.fmin(optimum_at_distortion, optimum_at_budget)  # NaN-skipping, as pandas min
+
+
+def overshoot_tolerance(r: Any) -> float:
+    """Allowed overshoot of a stored row ``r`` (budget, n_train, distortion_stderr): 1e-3 or 1% of the budget, plus 3 standard errors of the measured
+    distortion, plus 3 standard errors of the learner's own estimate of its distortion from
+    n_train samples (variance taken as 2 b max(1, b): Hamming losses have variance <= b,
+    Gaussian squared errors 2 b^2)."""
+    se = r.get("distortion_stderr")
+    se = float(se) if isinstance(se, (int, float)) and math.isfinite(se) else 0.0
+    b, n = float(r["budget"]), max(int(r["n_train"]), 1)
+    return max(1e-3, 0.01 * b) + 3 * se + 3 * math.sqrt(2 * b * max(1.0, b) / n)

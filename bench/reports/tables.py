@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import pandas as pd
 
+from ..scores import overshoot_tolerance
+
 GROUP = ["scenario", "scenario_id", "observation", "privacy", "family"]
 POINT = GROUP + ["learner", "budget", "n_train"]
 UNIT_LABEL = {"mi": "I(S;Z) [nats]", "map": "MAP adversary accuracy", "chi2": "chi-square information"}
@@ -82,8 +84,10 @@ def no_optimum_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def flags_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Every case that failed, timed out, went below the bound or overshot its budget."""
-    bad = (df["status"] != "ok") | df["below_bound"].fillna(False).astype(bool) | (df["overshoot"].fillna(0) > 1e-3)
+    """Every case that failed, timed out, was inconsistent, went below the bound, or overshot its budget
+    beyond its statistical tolerance (:func:`privbench.bench.scores.overshoot_tolerance`, as ``check``)."""
+    over = df["overshoot"].fillna(0) > (df.apply(overshoot_tolerance, axis=1) if len(df) else 0.0)
+    bad = (df["status"] != "ok") | df["below_bound"].fillna(False).astype(bool) | over
     cols = ["status", "learner", "scenario_id", "observation", "privacy", "budget", "rep", "gap", "overshoot",
             "below_bound", "below_bound_reason", "error"]
     out = df.loc[bad, [c for c in cols if c in df.columns]].reset_index(drop=True)

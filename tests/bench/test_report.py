@@ -98,3 +98,20 @@ def test_optimum_curve_is_drawn_for_rows_read_back_from_parquet():
     df["family"] = np.nan  # what a stored row without a family reads back as
     curve_ = _optimum_curve(df.iloc[0], 0.5)
     assert curve_ is not None and len(curve_[0]) > 10 and curve_[1][0] > curve_[1][-1]
+
+
+def test_flags_list_overshoots_beyond_their_statistical_tolerance_only():
+    import pandas as pd
+
+    from privbench.bench.reports import flags_table
+    from privbench.bench.scores import overshoot_tolerance
+
+    base = {"status": "ok", "learner": "x", "scenario_id": "s", "observation": "full", "privacy": "mi", "rep": 0,
+            "gap": 0.0, "below_bound": False, "below_bound_reason": None, "error": None, "budget": 0.5,
+            "n_train": 10000, "distortion_stderr": 0.002}
+    noise, real = dict(base, overshoot=0.01), dict(base, overshoot=0.2)
+    tol = overshoot_tolerance(pd.Series(noise))
+    assert 0.01 < tol < 0.2  # 0.005 + 3 * 0.002 + 3 * sqrt(1 / 10000) = 0.041
+    flagged = flags_table(pd.DataFrame([noise, real, dict(base, overshoot=0.0, status="inconsistent",
+                                                          error="channel() does not describe release()")]))
+    assert sorted(flagged["overshoot"]) == [0.0, 0.2] and "inconsistent" in set(flagged["status"])
