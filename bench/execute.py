@@ -15,26 +15,33 @@ It never raises for a failing case: an exception or a NaN is a Record with
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
+from .artifacts import defining_modules, evaluate_saved, save_mechanisms, temporary_directory
 from .evaluators import inconsistency
 from .records import Record, error_text, failure_rows, headline_fields, json_default, no_bound_fields, now
 
 
-def execute_case(case: Any, device: str = "auto") -> list[Record]:
-    """Run one case; one Record per budget (never raises for a failing case)."""
+def execute_case(case: Any, device: str = "auto", artifacts: str | os.PathLike | None = None) -> list[Record]:
+    """Run one case; one Record per budget (never raises for a failing case).
+
+    The fitted mechanisms are saved under ``artifacts`` (a temporary directory,
+    removed afterwards, when None) and scored from those files in the evaluator
+    process (:mod:`privbench.bench.artifacts`), never from the fitted objects.
+    """
     from privbench.datasets.scenarios import make_scenario
     from privbench.datasets.tasks import task_for
     from privbench.learners import make_learner
     from privbench.learners.nn import resolve_device
 
-    from .evaluators import evaluate, headline
     from .protocols import run_protocol
-    from .scores import score
 
     if case.protocol is not None:
         return run_protocol(case, device)
@@ -52,17 +59,22 @@ def execute_case(case: Any, device: str = "auto") -> list[Record]:
         train = time.perf_counter() - t1
     except Exception as exc:  # noqa: BLE001 - recorded, the suite goes on
         return failure_rows(case, "failed", "fit: " + error_text(exc), started, time.perf_counter() - t0, dev)
-    shared = (time.perf_counter() - t0) / n
+    with contextlib.ExitStack() as stack:
+        where = Path(artifacts) if artifacts is not None else Path(stack.enter_context(temporary_directory()))
+        saved = save_mechanisms(mechs, where)
+        shared = (time.perf_counter() - t0) / n
+        try:
+            scored = evaluate_saved(case, saved, defining_modules(mechs))
+        except Exception as exc:  # noqa: BLE001 - the evaluator process died
+            scored = [({"status": "failed", "error": "evaluate: " + error_text(exc)}, 0.0)] * n
     rows = []
-    for budget, mech in zip(case.budgets, mechs):
-        t2 = time.perf_counter()
+    for budget, path, (fields, seconds) in zip(case.budgets, saved, scored):
         row = Record.base(case, budget)
         row.update(started_at=started, device=dev, train_time_s=train / n)
-        try:
-            row.update(score_budget(case, sc, mech, budget, evaluate, headline, score))
-        except Exception as exc:  # noqa: BLE001
-            row.update(status="failed", error="evaluate: " + error_text(exc))
-        row.update(finished_at=now(), wall_time_s=shared + time.perf_counter() - t2)
+        row.update(fields)
+        if artifacts is not None and isinstance(path, Path):
+            row["mechanism_file"] = str(path)
+        row.update(finished_at=now(), wall_time_s=shared + seconds)
         rows.append(row)
     return rows
 

@@ -37,7 +37,7 @@ COLUMNS: list[tuple[str, str]] = [
     ("leakage_stderr", FLOAT), ("distortion", FLOAT), ("distortion_evaluator", STR), ("distortion_kind", STR),
     ("distortion_stderr", FLOAT), ("optimum_at_distortion", FLOAT), ("optimum_at_budget", FLOAT),
     ("bound_kind", STR), ("gap", FLOAT), ("overshoot", FLOAT), ("below_bound", BOOL), ("below_bound_reason", STR),
-    ("evaluations", STR), ("train_time_s", FLOAT), ("wall_time_s", FLOAT), ("device", STR), ("host", STR),
+    ("evaluations", STR), ("mechanism_file", STR), ("train_time_s", FLOAT), ("wall_time_s", FLOAT), ("device", STR), ("host", STR),
     ("privbench_version", STR), ("git_commit", STR), ("torch_version", STR), ("numpy_version", STR),
     ("started_at", STR), ("finished_at", STR), ("case_key", STR), ("run_id", STR),
 ]

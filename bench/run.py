@@ -32,6 +32,7 @@ from typing import Any, Iterable
 from privbench.datasets.errors import InputError
 from privbench.datasets.validate import check_int
 
+from .artifacts import MECHANISMS_DIR
 from .backends import BACKENDS, Job, default_jobs
 from .execute import execute_case, score_budget
 from .records import Record, failure_rows, now, provenance
@@ -181,12 +182,15 @@ class Writer:
             self.summary.skipped += 1
             self.bar.update(case, [{"status": "done"}])
             return None
-        return Job(case.with_budgets(left), c, time.perf_counter())
+        artifacts = self.store.path / MECHANISMS_DIR / f"{case.key}-{self.summary.run_id}"
+        return Job(case.with_budgets(left), c, time.perf_counter(), str(artifacts))
 
     def finish(self, job: Any, rows: list[Record]) -> None:
         """Store one finished case's rows (one part), release its claim, count it."""
         for r in rows:
             r["run_id"] = self.summary.run_id
+            if r.get("mechanism_file"):  # kept with the results: relative to the results directory
+                r["mechanism_file"] = os.path.relpath(r["mechanism_file"], self.store.path)
         try:
             self.store.write(rows, job.case.key, self.summary.run_id)
         finally:

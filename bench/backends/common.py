@@ -15,11 +15,12 @@ from ..suites import Case
 
 @dataclass
 class Job:
-    """A claimed case in flight: the case, its store claim, when it started (perf_counter)."""
+    """A claimed case in flight: the case, its store claim, when it started (perf_counter), its mechanisms' directory."""
 
     case: Case
     claim: Any
     start: float = 0.0
+    artifacts: str | None = None  # where the case's fitted mechanisms are saved
 
 
 def _watch_parent(parent: int) -> None:
@@ -29,8 +30,9 @@ def _watch_parent(parent: int) -> None:
             os._exit(3)
 
 
-def init_worker(parent: int, threads: int | None) -> None:
-    """Start-up of a worker process: ignore SIGINT, exit with the parent, import what a case needs."""
+def init_worker(parent: int, threads: int | None, evaluator: bool = True) -> None:
+    """Start-up of a worker process: ignore SIGINT, exit with the parent, import what a case needs, and
+    (``evaluator``) start the process that will evaluate its saved mechanisms."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     import torch
@@ -45,6 +47,10 @@ def init_worker(parent: int, threads: int | None) -> None:
 
     available()
     provenance()
+    if evaluator:  # started now, so that a case's timeout does not count its start-up
+        from ..artifacts import POOL
+
+        POOL.get()
 
 
 def default_jobs() -> int:

@@ -19,11 +19,11 @@ from .common import Job
 from .isolated import run_isolated
 
 
-def dask_task(case: Case, device: str, timeout: float | None) -> list[Record]:
-    """What a Dask worker runs for one case."""
+def dask_task(case: Case, device: str, timeout: float | None, artifacts: str | None = None) -> list[Record]:
+    """What a Dask worker runs for one case (``artifacts``: where its mechanisms are saved)."""
     if timeout is None:
-        return execute_case(case, device)
-    return run_isolated(case, device, timeout)
+        return execute_case(case, device, artifacts)
+    return run_isolated(case, device, timeout, artifacts=artifacts)
 
 
 def run_dask(todo: list[Case], jobs: int, device: str, timeout: float | None, scheduler: str | None,
@@ -54,7 +54,7 @@ def run_dask(todo: list[Case], jobs: int, device: str, timeout: float | None, sc
             while queue and len(inflight) < limit:
                 job = claim(queue.popleft())
                 if job is not None:
-                    fut = client.submit(dask_task, job.case, device, timeout, pure=False)
+                    fut = client.submit(dask_task, job.case, device, timeout, job.artifacts, pure=False)
                     inflight[fut] = job
                     ac.add(fut)
 

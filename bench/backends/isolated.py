@@ -19,7 +19,7 @@ from .common import init_worker
 
 
 def run_isolated(case: Case, device: str = "auto", timeout: float | None = None,
-                 startup_limit: float = 600.0) -> list[Record]:
+                 startup_limit: float = 600.0, artifacts: str | None = None) -> list[Record]:
     """Run one case in a fresh child process (``python -m privbench.bench.backends.isolated``), killed on timeout.
 
     The timeout counts from when the child starts the case (after its imports).
@@ -30,7 +30,7 @@ def run_isolated(case: Case, device: str = "auto", timeout: float | None = None,
 
     started, t0 = now(), time.perf_counter()
     with tempfile.NamedTemporaryFile(prefix="privbench-case-", suffix=".pkl", delete=False) as fh:
-        pickle.dump((case, device, os.getpid()), fh)
+        pickle.dump((case, device, os.getpid(), artifacts), fh)
     try:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # same imports as here
         proc = subprocess.Popen([sys.executable, "-m", "privbench.bench.backends.isolated", fh.name], env=env,
@@ -62,12 +62,12 @@ def _tail(err: bytes) -> str:
 
 def _child_main(path: str) -> None:  # pragma: no cover - exercised through run_isolated
     with open(path, "rb") as fh:
-        case, device, parent = pickle.load(fh)
+        case, device, parent, artifacts = pickle.load(fh)
     init_worker(parent, 1)
     out = sys.stdout.buffer
     out.write(b"\x01")
     out.flush()
-    rows = execute_case(case, device)
+    rows = execute_case(case, device, artifacts)
     out.write(pickle.dumps(rows))
     out.flush()
 

@@ -29,10 +29,10 @@ def _worker_main(conn: Any, parent: int, threads: int | None) -> None:
             return
         if msg is None:
             return
-        case, device = msg
+        case, device, artifacts = msg
         conn.send("start")  # the per-case timeout starts now, not at process start-up
         try:
-            rows = execute_case(case, device)
+            rows = execute_case(case, device, artifacts)
         except BaseException as exc:  # noqa: BLE001
             rows = failure_rows(case, "failed", "worker: " + error_text(exc), device=str(device))
         conn.send(rows)
@@ -80,7 +80,7 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
                     continue
                 w = idle.pop() if idle else _Worker(ctx, threads)
                 w.job, job.start = job, math.inf  # the clock starts when the worker says "start"
-                w.conn.send((job.case, device))
+                w.conn.send((job.case, device, job.artifacts))
                 busy.append(w)
             if not busy:
                 break

@@ -5,9 +5,11 @@ mechanism's description (its ``channel()``) only after that description has
 passed a goodness-of-fit test against releases drawn through ``release()``:
 
 - every value w of W with probability >= :data:`MIN_ROW_MASS` under the
-  scenario is released :func:`draws_needed` times (a fresh copy of the W array
-  each call, a random stream of its own, so the evaluators' numbers do not
-  move), and the counts of Z are G-tested against the claimed row P(Z | W = w);
+  scenario is released :func:`draws_needed` times, all rows interleaved in a
+  random order, in chunks (fresh arrays, a random stream of its own, so the
+  evaluators' numbers do not move and no call holds one repeated value that
+  the release could recognise), and the counts of Z are G-tested against the
+  claimed row P(Z | W = w);
 - the number of draws is the smallest for which a row whose true law is at
   total-variation distance :data:`TV` from the claim (chi-square divergence
   >= 4 TV^2) is rejected with probability >= :data:`POWER`, at a false-alarm
@@ -35,6 +37,7 @@ ALPHA = 1e-4
 POWER = 0.999
 TV = 0.01
 MIN_ROW_MASS = 0.01
+CHUNK = 1 << 18  # releases per call of the verification
 EVALUATOR = "channel-gof"
 CONSISTENCY = "consistency"
 
@@ -66,34 +69,59 @@ def verify_channel(mech: Any, channel: np.ndarray, p_w: np.ndarray, n_z: int, se
     """G-test the claimed ``channel`` (n_w, n_z) against fresh releases of ``mech`` (module docstring)."""
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x76657269]))  # "veri": its own stream
     rows = [w for w in range(len(p_w)) if p_w[w] >= MIN_ROW_MASS]
+    draws = [draws_needed(int((channel[w] > 0).sum()) - 1, len(rows)) for w in rows]
+    counts = mixed_releases(mech, rows, draws, n_z, rng)
+    if isinstance(counts, str):
+        return verdict(False, counts, rows=len(rows))
     worst: dict[str, Any] = {"p_value": 1.0, "row": None}
-    for w in rows:
-        claim = channel[w]
-        support = claim > 0
-        n = draws_needed(int(support.sum()) - 1, len(rows))
-        z = np.asarray(mech.release(np.full(n, w, dtype=np.int64), rng))
-        if z.shape != (n,) or z.dtype.kind not in "iu" or (n and (z.min() < 0 or z.max() >= n_z)):
-            return verdict(False, f"release() of W={w} gave {z.dtype} of shape {z.shape}, not {n} labels "
-                                  f"in 0..{n_z - 1}", rows=len(rows))
-        counts = np.bincount(z, minlength=n_z)
-        if counts[~support].any():
-            bad = int(np.flatnonzero(counts * ~support)[0])
-            return verdict(False, f"channel() does not describe release(): it says P(Z={bad} | W={w}) = 0 but "
-                                  f"release() gave Z={bad} "
-                                  f"{int(counts[bad])} times in {n}", rows=len(rows), row=w)
-        expected = n * claim[support]
-        obs = counts[support]
-        g = 2.0 * float(np.sum(np.where(obs > 0, obs * np.log(np.where(obs > 0, obs, 1) / expected), 0.0)))
-        df = int(support.sum()) - 1
-        p = float(chi2.sf(g, df)) if df > 0 else 1.0
-        if p < worst["p_value"]:
-            worst = {"p_value": p, "row": w, "g": g, "n": n,
-                     "row_tv": 0.5 * float(np.abs(counts / n - claim).sum())}
-        if p < ALPHA / len(rows):
-            return verdict(False, f"channel() does not describe release(): row W={w} differs by total variation "
-                                  f"{worst['row_tv']:.3g} over {n} releases (G-test p = {p:.2g})", rows=len(rows),
-                           **worst)
+    for w, n, row_counts in zip(rows, draws, counts):
+        reason = row_test(channel[w], row_counts, n, w, len(rows), worst)
+        if reason:
+            return verdict(False, reason, rows=len(rows), **worst)
     return verdict(True, "", rows=len(rows), **worst)
+
+
+def mixed_releases(mech: Any, rows: list[int], draws: list[int], n_z: int,
+                   rng: np.random.Generator) -> np.ndarray | str:
+    """Counts of Z per tested row (len(rows), n_z), or the reason the releases are malformed.
+
+    The tested values of W are released interleaved, in a random order and in chunks of
+    :data:`CHUNK`, each from a fresh array: no call holds one repeated value that a release could
+    recognise as the verification.
+    """
+    w_all = np.repeat(np.asarray(rows, dtype=np.int64), draws)[rng.permutation(int(sum(draws)))]
+    index = np.full(int(max(rows, default=0)) + 1, -1, dtype=np.int64)
+    index[rows] = np.arange(len(rows))
+    counts = np.zeros(len(rows) * n_z, dtype=np.int64)
+    for lo in range(0, len(w_all), CHUNK):
+        w = w_all[lo:lo + CHUNK]
+        z = np.asarray(mech.release(w.copy(), rng))
+        if z.shape != w.shape or z.dtype.kind not in "iu" or (len(z) and (z.min() < 0 or z.max() >= n_z)):
+            return (f"release() gave {z.dtype} of shape {z.shape}, not {len(w)} labels in 0..{n_z - 1}")
+        counts += np.bincount(index[w] * n_z + z, minlength=len(rows) * n_z)
+    return counts.reshape(len(rows), n_z)
+
+
+def row_test(claim: np.ndarray, counts: np.ndarray, n: int, w: int, n_rows: int,
+             worst: dict[str, Any]) -> str | None:
+    """G-test one row's ``counts`` of Z against the claimed row; updates ``worst``; a reason on rejection."""
+    support = claim > 0
+    if counts[~support].any():
+        bad = int(np.flatnonzero(counts * ~support)[0])
+        worst.update(row=w, n=n)
+        return (f"channel() does not describe release(): it says P(Z={bad} | W={w}) = 0 but release() gave "
+                f"Z={bad} {int(counts[bad])} times in {n}")
+    expected = n * claim[support]
+    obs = counts[support]
+    g = 2.0 * float(np.sum(np.where(obs > 0, obs * np.log(np.where(obs > 0, obs, 1) / expected), 0.0)))
+    df = int(support.sum()) - 1
+    p = float(chi2.sf(g, df)) if df > 0 else 1.0
+    if p < worst["p_value"]:
+        worst.update(p_value=p, row=w, g=g, n=n, row_tv=0.5 * float(np.abs(counts / n - claim).sum()))
+    if p < ALPHA / n_rows:
+        return (f"channel() does not describe release(): row W={w} differs by total variation "
+                f"{worst['row_tv']:.3g} over {n} releases (G-test p = {p:.2g})")
+    return None
 
 
 def verdict(ok: bool, reason: str, **detail: Any) -> Evaluation:

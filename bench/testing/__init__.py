@@ -39,6 +39,10 @@ def assert_near_optimal(learner: Any, scenario: Any, budgets: Sequence[float], t
                         overshoot_tol: float = 1e-3) -> NearOptimalReport:
     """Fit ``learner`` on samples of ``scenario`` and assert its gap is <= ``tol`` at every budget.
 
+    As in ``privbench run``, the fitted mechanisms are saved and scored from those files in a process of
+    their own (:mod:`privbench.bench.artifacts`): a mechanism class must be registered with
+    ``@mechanism_type`` and defined in an importable module (or a file).
+
     Parameters
     ----------
     learner : privbench.learners.Learner
@@ -67,9 +71,8 @@ def assert_near_optimal(learner: Any, scenario: Any, budgets: Sequence[float], t
     """
     import numpy as np
 
-    from privbench.bench.evaluators import evaluate, headline
-    from privbench.bench.run import score_budget
-    from privbench.bench.scores import score, strict_gap
+    from privbench.bench.artifacts import defining_modules, evaluate_saved, save_mechanisms, temporary_directory
+    from privbench.bench.scores import strict_gap
     from privbench.bench.suites import make_case
     from privbench.datasets.tasks import task_for
     from privbench.learners import Learner
@@ -86,8 +89,9 @@ def assert_near_optimal(learner: Any, scenario: Any, budgets: Sequence[float], t
                      family, "identity", {}, budgets, 0, n_train, n_eval)
     case = type(case)(**{**case.__dict__, "learner": type(learner).__name__})
     report, problems = NearOptimalReport(), []
-    for budget, mech in zip(case.budgets, mechs):
-        row = score_budget(case, scenario, mech, budget, evaluate, headline, score)
+    with temporary_directory() as where:  # scored from the saved files, in the evaluator process
+        scored = evaluate_saved(case, save_mechanisms(mechs, where), defining_modules(mechs))
+    for budget, (row, _) in zip(case.budgets, scored):
         row["budget"] = budget
         report.append(row)
         if row.get("status") != "ok":

@@ -42,4 +42,7 @@ class FiniteChannel(Mechanism):
 
     @classmethod
     def _from_state(cls, task, budget, info, config, tensors):  # type: ignore[override]
-        return cls(task, budget, tensors["channel"].numpy(), info)
+        saved = tensors["channel"].numpy().astype(float)
+        mech = cls(task, budget, saved, info)  # validates the saved channel
+        mech._channel = saved  # exactly the saved matrix (normalising twice moves the last bit)
+        return mech

@@ -19,6 +19,7 @@ from privbench.bench.suites import make_case
 from privbench.datasets import SymmetricPair, task_for
 from privbench.datasets.errors import InputError
 from privbench.learners import Learner, Mechanism
+from privbench.learners.base import mechanism_type
 from privbench.learners.mechanisms import FiniteChannel
 from privbench.testing import assert_near_optimal
 from privbench.theory import optimum
@@ -29,11 +30,12 @@ TASK = task_for(SC, "useful", "mi")
 TRUE_MI_OF_U = float(scenario_channel_measures(SC, np.eye(4), "useful")["mi"])  # I(S;U), 0.4452 nats
 
 
+@mechanism_type("test-claiming")
 class Claiming(Mechanism):
-    """Releases through one channel, claims another (the planted bug)."""
+    """Releases through one channel, claims another (the planted bug); saves and loads like any mechanism."""
 
-    def __init__(self, task, budget, released, claimed):
-        super().__init__(task, budget)
+    def __init__(self, task, budget, released, claimed, info=None):
+        super().__init__(task, budget, info)
         self.released, self.claimed = FiniteChannel(task, budget, released), np.asarray(claimed, float)
 
     def release(self, w, rng):
@@ -42,12 +44,14 @@ class Claiming(Mechanism):
     def channel(self):
         return self.claimed.copy()
 
-    def _state(self):  # pragma: no cover - not saved here
-        return {}, {}
+    def _state(self):
+        import torch
+
+        return {}, {"released": torch.as_tensor(self.released.channel()), "claimed": torch.as_tensor(self.claimed)}
 
     @classmethod
-    def _from_state(cls, *a):  # pragma: no cover
-        raise NotImplementedError
+    def _from_state(cls, task, budget, info, config, tensors):
+        return cls(task, budget, tensors["released"].numpy(), tensors["claimed"].numpy(), info)
 
 
 def _constant():
@@ -266,6 +270,7 @@ def test_privbench_check_fails_a_lying_third_party_learner(tmp_path):
 
     mod = tmp_path / "liar_mod.py"
     mod.write_text("import numpy as np\nfrom privbench.learners import Learner, Mechanism\n"
+                   "from privbench.learners.base import mechanism_type\n"
                    "from privbench.learners.mechanisms import FiniteChannel\n\n\n"
                    + inspect.getsource(Claiming) + "\n\n" + inspect.getsource(LyingLearner))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}

@@ -1,4 +1,4 @@
-"""Every mechanism type loads in a fresh process and releases bit for bit what it did when saved.
+"""Every mechanism type loads in a fresh process and releases (and describes itself) bit for bit as when saved.
 
 A mechanism type registers when the module defining it is imported; a fresh
 process that only calls :func:`privbench.learners.load_mechanism` has imported
@@ -30,6 +30,12 @@ def _problem(kind: str, observation: str):
     return sc.sample(256, rng), task_for(sc, observation, "mi")
 
 
+def _description(mech) -> str:
+    """What the exact evaluators read: the channel's bytes and the parameters, as text."""
+    ch = mech.channel()
+    return repr((None if ch is None else np.asarray(ch).tobytes().hex(), mech.params()))
+
+
 def _release(mech, w: np.ndarray) -> np.ndarray:
     return np.asarray(mech.release(w, np.random.default_rng(11)))
 
@@ -51,7 +57,7 @@ def saved(tmp_path_factory):
                 stem = root / f"{name}-{kind}-{obs}"
                 mech.save(f"{stem}.pt")
                 np.save(f"{stem}-w.npy", w)
-                out.append((stem, mech.type_name, _release(mech, w)))
+                out.append((stem, mech.type_name, _release(mech, w), _description(mech)))
     return out
 
 
@@ -63,14 +69,19 @@ def test_every_mechanism_type_loads_in_a_fresh_process(saved):
         for stem in sys.argv[1:]:
             mech = load_mechanism(stem + ".pt")
             np.save(stem + "-z.npy", np.asarray(mech.release(np.load(stem + "-w.npy"), np.random.default_rng(11))))
+            ch = mech.channel()
+            with open(stem + "-d.txt", "w") as fh:
+                fh.write(repr((None if ch is None else np.asarray(ch).tobytes().hex(), mech.params())))
         """)
-    done = subprocess.run([sys.executable, "-c", script, *(str(stem) for stem, _, _ in saved)],
+    done = subprocess.run([sys.executable, "-c", script, *(str(stem) for stem, _, _, _ in saved)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    for stem, type_name, z in saved:
+    for stem, type_name, z, description in saved:
         again = np.load(f"{stem}-z.npy")
         assert again.dtype == z.dtype and again.shape == z.shape, (stem.name, type_name)
         assert again.tobytes() == z.tobytes(), (stem.name, type_name)
+        # the bench scores the loaded file: its channel and parameters must be the saved ones, bit for bit
+        assert (stem.parent / f"{stem.name}-d.txt").read_text() == description, (stem.name, type_name)
 
 
 # Types no learner releases from its test parameters on the tasks above (none today).
@@ -78,5 +89,5 @@ NOT_RELEASED_BY_A_LEARNER: set[str] = set()
 
 
 def test_every_registered_mechanism_type_is_covered(saved):
-    covered = {type_name for _, type_name, _ in saved}
+    covered = {type_name for _, type_name, _, _ in saved}
     assert set(MECHANISM_TYPES) - NOT_RELEASED_BY_A_LEARNER <= covered

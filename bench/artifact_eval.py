@@ -1,0 +1,112 @@
+"""The evaluator process: ``python -m privbench.bench.artifact_eval`` (see :mod:`privbench.bench.artifacts`).
+
+Reads requests ``(case, files, errors, modules)`` as pickles on stdin; for each
+budget it loads the saved mechanism with
+:func:`~privbench.learners.load_mechanism` and scores it with
+:func:`~privbench.bench.execute.score_budget`; it answers one pickle per
+request on a private copy of stdout (file descriptor 1 itself is pointed at
+stderr, so nothing the evaluated code prints can corrupt a reply).  Exits on
+``None``, at the end of its input, or when its parent dies.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pickle
+import sys
+import time
+from typing import Any
+
+
+def import_modules(case: Any, modules: list[tuple[str, str | None]]) -> None:
+    """Import what registers the case's mechanism types: a ``module:Class`` learner's module, then each
+    ``(name, file)`` of ``modules`` by name, or from its file when the name is not importable here (a
+    class defined in a test file)."""
+    names: list[tuple[str, str | None]] = list(modules)
+    if ":" in str(case.learner):
+        names.insert(0, (str(case.learner).split(":", 1)[0], None))
+    for name, file in dict.fromkeys(names):
+        if not name or name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - load_mechanism then names the unknown type
+            if file:
+                import_file(name, file)
+
+
+def import_file(name: str, file: str) -> None:
+    """Import the module ``name`` from ``file`` (failures ignored)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.spec_from_file_location(name, file)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[name] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception:  # noqa: BLE001
+        sys.modules.pop(name, None)
+
+
+def score_saved(case: Any, files: list[str | None], errors: list[str | None],
+                modules: list[tuple[str, str | None]]) -> list[tuple[dict[str, Any], float]]:
+    """Per budget of ``case``: the scored Record fields of its saved mechanism, and the seconds taken."""
+    from privbench.datasets.scenarios import make_scenario
+    from privbench.learners import load_mechanism
+
+    from .evaluators import evaluate, headline
+    from .execute import score_budget
+    from .records import error_text
+    from .scores import score
+
+    import_modules(case, modules)
+    sc = make_scenario(case.scenario, case.params)
+    out = []
+    for budget, path, err in zip(case.budgets, files, errors):
+        t0 = time.perf_counter()
+        if path is None:
+            out.append(({"status": "failed", "error": err}, 0.0))
+            continue
+        try:
+            mech = load_mechanism(path)
+        except Exception as exc:  # noqa: BLE001
+            out.append(({"status": "failed", "error": "load: " + error_text(exc)}, time.perf_counter() - t0))
+            continue
+        try:
+            fields = score_budget(case, sc, mech, budget, evaluate, headline, score)
+        except Exception as exc:  # noqa: BLE001 - recorded, the case goes on
+            fields = {"status": "failed", "error": "evaluate: " + error_text(exc)}
+        out.append((fields, time.perf_counter() - t0))
+    return out
+
+
+def main() -> None:  # pragma: no cover - exercised through EvaluatorProcess
+    from .backends.common import init_worker
+
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # stray prints (Python or C) go to stderr, never into a reply
+    requests = sys.stdin.buffer
+    parent, threads = pickle.load(requests)
+    init_worker(parent, threads, evaluator=False)
+    pickle.dump("ready", replies)  # the imports are done: a case's clock may start
+    replies.flush()
+    while True:
+        try:
+            msg = pickle.load(requests)
+        except EOFError:
+            return
+        if msg is None:
+            return
+        try:
+            reply: Any = score_saved(*msg)
+        except Exception as exc:  # noqa: BLE001 - e.g. a scenario that no longer builds
+            from .records import error_text
+
+            reply = [({"status": "failed", "error": "evaluate: " + error_text(exc)}, 0.0)] * len(msg[0].budgets)
+        pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
+        replies.flush()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
