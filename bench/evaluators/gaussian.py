@@ -18,6 +18,7 @@ from privbench.theory.gaussian import linear_gaussian_leakage
 
 from .attacker import posthoc_attacker
 from .verify import checked_description
+from .verify_law import law_disagreement
 from .evaluation import (Evaluation, ExactEvaluator, exact_by_type, jsonable, log_p_and_entropy, make_evaluation,
                          sample_distortion)
 from .gaussian_approx import gaussian_approx_mi
@@ -48,14 +49,15 @@ EXACT: dict[str, ExactEvaluator] = {
 
 def evaluate_gaussian(mech: Any, sc: Any, task: Any, s: np.ndarray, u: np.ndarray, z: np.ndarray, seed: int,
                       rng: np.random.Generator, cross_check: bool = True) -> list[Evaluation]:
-    """All evaluations of a release of a Gaussian scenario (module docstring); ``task`` unused."""
+    """All evaluations of a release of a Gaussian scenario (module docstring); ``task`` gives the observation."""
     out, exact_d = exact_by_type(EXACT, mech, sc)
     z = z.reshape(len(z), -1)
     d_sample = with_components(sample_distortion(((u - z) ** 2).sum(axis=1)), s, u, z)
-    out, exact_d, check = checked_description(out, exact_d, d_sample)
+    out, exact_d, check = checked_description(out, exact_d, d_sample,
+                                              law_disagreement(mech, s, u, z, task.observation))
     out.append(gaussian_approx_mi(s, z))
     if out[0].kind == "exact" and not cross_check:  # the headline is exact: skip the costly estimators
-        return out + exact_d + [d_sample]
+        return out + exact_d + [d_sample] + check
     log_p_s, h_s = log_p_and_entropy(sc, s)
     att = posthoc_attacker(z, s, discrete=False, log_p_s=log_p_s, h_s=h_s, seed=seed)
     out.append(make_evaluation("mi", att.pop("bound"), "posthoc-attacker", "lower-bound", att.pop("bound_stderr"),

@@ -19,6 +19,7 @@ from privbench.theory.mixture import mechanism_accuracy, mechanism_distortion
 
 from .attacker import posthoc_attacker
 from .verify import checked_description
+from .verify_law import law_disagreement
 from .evaluation import (Evaluation, ExactEvaluator, exact_by_type, log_p_and_entropy, make_evaluation,
                          sample_distortion)
 
@@ -49,12 +50,13 @@ EXACT: dict[str, ExactEvaluator] = {
 
 def evaluate_mixture(mech: Any, sc: Any, task: Any, s: np.ndarray, u: np.ndarray, z: np.ndarray, seed: int,
                      rng: np.random.Generator, cross_check: bool = True) -> list[Evaluation]:
-    """All evaluations of a release of a binary-gmm scenario (module docstring); ``task`` and ``rng`` unused."""
+    """All evaluations of a release of a binary-gmm scenario (module docstring); ``task`` gives the observation; ``rng`` unused."""
     out, exact_d = exact_by_type(EXACT, mech, sc)
     d_sample = sample_distortion(((u.reshape(-1, 1) - z.reshape(len(z), -1)) ** 2).sum(axis=1))
-    out, exact_d, check = checked_description(out, exact_d, d_sample)
+    out, exact_d, check = checked_description(out, exact_d, d_sample,
+                                              law_disagreement(mech, s, u, z, task.observation))
     if out and not cross_check:  # the MAP headline is exact: skip the fresh classifier
-        return out + exact_d + [d_sample]
+        return out + exact_d + [d_sample] + check
     log_p_s, h_s = log_p_and_entropy(sc, s)
     att = posthoc_attacker(z, s, discrete=True, log_p_s=log_p_s, h_s=h_s, seed=seed)
     acc = att.pop("accuracy")

@@ -148,12 +148,16 @@ def distortion_disagreement(exact: Evaluation, sample: Evaluation, sigmas: float
     return None
 
 
-def checked_description(leak: list[Evaluation], exact_d: list[Evaluation],
-                        sample_d: Evaluation) -> tuple[list[Evaluation], list[Evaluation], list[Evaluation]]:
-    """(leakage, exact distortion, verdicts) after checking a parametric description's exact distortion
-    against the sample distortion of the same releases: on disagreement the description's exact
-    evaluations are dropped and a failed ``consistency`` verdict carries the reason."""
-    reason = distortion_disagreement(exact_d[0], sample_d) if exact_d else None
-    if reason is None:
+def checked_description(leak: list[Evaluation], exact_d: list[Evaluation], sample_d: Evaluation,
+                        law: str | None = None) -> tuple[list[Evaluation], list[Evaluation], list[Evaluation]]:
+    """(leakage, exact distortion, verdicts) after checking a parametric description against the same
+    releases: its exact distortion against their sample distortion, and (``law``, the reason from
+    :func:`~privbench.bench.evaluators.verify_law.law_disagreement`) its claimed law.  On failure the
+    description's exact evaluations are dropped and a failed ``consistency`` verdict carries the reason;
+    a verified description is recorded with a passed verdict."""
+    if not exact_d:
         return leak, exact_d, []
+    reason = distortion_disagreement(exact_d[0], sample_d) or law
+    if reason is None:
+        return leak, exact_d, [verdict(True, "", evaluator_note="exact distortion and claimed law verified")]
     return [], [], [verdict(False, f"the mechanism's parameters do not describe release(): {reason}")]
