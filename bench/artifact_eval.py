@@ -3,7 +3,9 @@
 Reads requests ``(case, files, errors, modules)`` as pickles on stdin; for each
 budget it loads the saved mechanism with
 :func:`~privbench.learners.load_mechanism` and scores it with
-:func:`~privbench.bench.execute.score_budget`; it answers one pickle per
+:func:`~privbench.bench.execute.score_budget`, every release made by a release
+server (:mod:`privbench.learners.serve`, a process with no bench code, from its
+own copy of the file); it answers one pickle per
 request on a private copy of stdout (file descriptor 1 itself is pointed at
 stderr, so nothing the evaluated code prints can corrupt a reply).  Exits on
 ``None``, at the end of its input, or when its parent dies.
@@ -49,9 +51,13 @@ def import_file(name: str, file: str) -> None:
         sys.modules.pop(name, None)
 
 
-def score_saved(case: Any, files: list[str | None], errors: list[str | None],
-                modules: list[tuple[str, str | None]]) -> list[tuple[dict[str, Any], float]]:
-    """Per budget of ``case``: the scored Record fields of its saved mechanism, and the seconds taken."""
+def score_saved(case: Any, files: list[str | None], errors: list[str | None], modules: list[tuple[str, str | None]],
+                server: Any = None) -> list[tuple[dict[str, Any], float]]:
+    """Per budget of ``case``: the scored Record fields of its saved mechanism, and the seconds taken.
+
+    With a :class:`~privbench.bench.remote_release.ReleaseServer`, every release is made there, from the
+    server's own copy of the file; here the loaded mechanism only describes itself.
+    """
     from privbench.datasets.scenarios import make_scenario
     from privbench.learners import load_mechanism
 
@@ -70,6 +76,8 @@ def score_saved(case: Any, files: list[str | None], errors: list[str | None],
             continue
         try:
             mech = load_mechanism(path)
+            if server is not None:
+                server.attach(mech, path, path, modules)
         except Exception as exc:  # noqa: BLE001
             out.append(({"status": "failed", "error": "load: " + error_text(exc)}, time.perf_counter() - t0))
             continue
@@ -77,18 +85,22 @@ def score_saved(case: Any, files: list[str | None], errors: list[str | None],
             fields = score_budget(case, sc, mech, budget, evaluate, headline, score)
         except Exception as exc:  # noqa: BLE001 - recorded, the case goes on
             fields = {"status": "failed", "error": "evaluate: " + error_text(exc)}
+        if server is not None and server.alive():
+            server.drop(path)
         out.append((fields, time.perf_counter() - t0))
     return out
 
 
 def main() -> None:  # pragma: no cover - exercised through EvaluatorProcess
     from .backends.common import init_worker
+    from .remote_release import ReleaseServer
 
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # stray prints (Python or C) go to stderr, never into a reply
     requests = sys.stdin.buffer
     parent, threads = pickle.load(requests)
     init_worker(parent, threads, evaluator=False)
+    server = ReleaseServer(threads)
     pickle.dump("ready", replies)  # the imports are done: a case's clock may start
     replies.flush()
     while True:
@@ -98,8 +110,10 @@ def main() -> None:  # pragma: no cover - exercised through EvaluatorProcess
             return
         if msg is None:
             return
+        if not server.alive():  # a release killed it: a fresh one for this case
+            server = ReleaseServer(threads)
         try:
-            reply: Any = score_saved(*msg)
+            reply: Any = score_saved(*msg, server=server)
         except Exception as exc:  # noqa: BLE001 - e.g. a scenario that no longer builds
             from .records import error_text
 

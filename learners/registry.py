@@ -124,11 +124,13 @@ def make_learner(spec: str, **params: Any) -> Learner:
         raise InputError(f"learner {spec!r}: bad hyper-parameters ({exc})") from None
 
 
-def load_mechanism(path: str | os.PathLike) -> Mechanism:
+def load_mechanism(path: str | os.PathLike, plugins: bool = True) -> Mechanism:
     """Load a mechanism saved by :meth:`Mechanism.save`, in any process.
 
-    The built-in mechanism types and those of plug-ins are registered first
-    (:func:`available`).  Only plain tensors, strings and numbers are unpickled
+    The built-in mechanism types and (``plugins``) those of entry-point plug-ins
+    are registered first (:func:`available`); without ``plugins`` only the
+    built-ins and modules already imported count (the release server imports the
+    defining modules itself, and no plug-in that would bring the bench along).  Only plain tensors, strings and numbers are unpickled
     (``torch.load(weights_only=True)``); anything else raises :class:`InputError`.
     """
     import torch
@@ -143,7 +145,10 @@ def load_mechanism(path: str | os.PathLike) -> Mechanism:
                          "weights_only=True refused it: it is corrupt or holds pickled objects)") from None
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
         raise InputError(f"{str(path)!r} is not a privbench mechanism file (format {FORMAT} expected)")
-    _load_all()
+    if plugins:
+        _load_all()
+    else:
+        load_builtins()
     kind = blob.get("type")
     if kind not in MECHANISM_TYPES:
         raise InputError(f"{str(path)!r} holds mechanism type {kind!r} (known: {', '.join(sorted(MECHANISM_TYPES))})")

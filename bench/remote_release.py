@@ -1,0 +1,88 @@
+"""The evaluator's side of the release server (:mod:`privbench.learners.serve`).
+
+:class:`ReleaseServer` starts ``python -m privbench.learners.serve`` (a process
+with no bench module in it) and :meth:`ReleaseServer.attach` makes a loaded
+mechanism's ``release`` a call to that server, which holds its own copy of the
+same saved file.  The caller's generator is sent as its state and set to the
+state the server's release left it in, so the numbers are those an in-process
+release would give, bit for bit.  Replies are a JSON line and raw array bytes
+(never unpickled here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from typing import Any, Callable
+
+import numpy as np
+
+from privbench.datasets.errors import InputError
+
+
+def read_array(stream: Any, header: dict[str, Any]) -> np.ndarray:
+    """The array a reply's JSON line announces: exactly ``nbytes`` raw bytes of ``dtype``, ``shape``."""
+    dtype = np.dtype(header["dtype"])
+    if dtype.hasobject:
+        raise ValueError("object arrays are refused")
+    data = stream.read(int(header["nbytes"]))
+    if len(data) != int(header["nbytes"]):
+        raise EOFError("short reply")
+    return np.frombuffer(data, dtype=dtype).reshape(header["shape"]).copy()
+
+
+class ReleaseServer:
+    """One ``privbench.learners.serve`` child."""
+
+    def __init__(self, threads: int) -> None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        self.proc = subprocess.Popen([sys.executable, "-m", "privbench.learners.serve"], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.call((os.getpid(), threads))
+
+    def call(self, msg: Any) -> tuple[dict[str, Any], np.ndarray | None]:
+        """Send one request; (header, array or None).  RuntimeError if the server died."""
+        try:
+            pickle.dump(msg, self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)  # type: ignore[arg-type]
+            self.proc.stdin.flush()  # type: ignore[union-attr]
+            header = json.loads(self.proc.stdout.readline())  # type: ignore[union-attr]
+            array = read_array(self.proc.stdout, header) if header["array"] else None
+        except (OSError, ValueError, KeyError, EOFError):
+            self.proc.kill()
+            raise RuntimeError(f"the release process died (exit code {self.proc.wait()})") from None
+        if not header["ok"]:
+            cls = InputError if header["type"] == "InputError" else RuntimeError
+            raise cls(header["error"] if cls is InputError else f"{header['type']}: {header['error']}")
+        return header, array
+
+    def attach(self, mech: Any, key: str, path: str, modules: list[tuple[str, str | None]]) -> None:
+        """Load ``path`` in the server and route ``mech.release`` there."""
+        self.call(("load", key, path, modules))
+        mech.release = self.releaser(key)
+
+    def releaser(self, key: str) -> Callable[[Any, np.random.Generator], np.ndarray]:
+        def release(w: Any, rng: np.random.Generator) -> np.ndarray:
+            header, z = self.call(("release", key, np.asarray(w), rng.bit_generator.state))
+            rng.bit_generator.state = header["state"]
+            return z  # type: ignore[return-value]
+
+        return release
+
+    def drop(self, key: str) -> None:
+        self.call(("drop", key))
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        if self.alive():
+            try:
+                pickle.dump(None, self.proc.stdin)  # type: ignore[arg-type]
+                self.proc.stdin.flush()  # type: ignore[union-attr]
+                self.proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
