@@ -2,17 +2,16 @@
 
 Every program here minimises a convex f(C) over row-stochastic channels C
 (n_w x n_z, entries allowed only on a support mask) subject to <A, C> <= D.
-For any channel C (not even feasible) and any lambda >= 0, convexity gives
+Given a linear minorant f(C') >= offset + <S, C'> valid for every C' (the
+tangent at any channel C, with S = grad f(C) and offset = f(C) - <S, C>, or
+the minorants of ``leakage.py``) and any lambda >= 0, weak duality gives
 
-    f(C') >= f(C) + <grad f(C), C' - C>   for every C',
+    optimum >= LB(lambda) = offset + sum_w min_z (S + lambda A)[w, z] - lambda D,
 
-so the Lagrangian dual function is bounded below by
-
-    LB(lambda) = f(C) - <grad, C> + sum_w min_z (grad + lambda A)[w, z] - lambda D,
-
-a valid lower bound on the optimum (weak duality).  LB is concave and piecewise
-linear in lambda; :func:`linearised_bound` maximises it by bisection on its
-supergradient sum_w A[w, argmin_z] - D.  The MAP linear program's own dual
+(the minimum of a linear function over the product of simplices is attained
+row by row).  LB is concave and piecewise linear in lambda;
+:func:`linearised_bound` maximises it by bisection on its supergradient
+sum_w A[w, argmin_z] - D.  The MAP linear program's own dual
 gives a bound of the same form (:func:`map_dual_bound`).
 """
 
@@ -34,16 +33,16 @@ def _row_min_terms(scores: np.ndarray, cost: np.ndarray, lam: float, support: np
     return float(total[rows, arg].sum()), float(cost[rows, arg].sum())
 
 
-def linearised_bound(value: float, grad: np.ndarray, channel: np.ndarray, cost: np.ndarray, budget: float,
+def linearised_bound(offset: float, scores: np.ndarray, cost: np.ndarray, budget: float,
                      support: np.ndarray | None = None, lam0: float = 0.0, steps: int = 40) -> tuple[float, float]:
     """max over lambda >= 0 of LB(lambda) (module docstring); returns (bound, lambda).
 
     Parameters
     ----------
-    value : float
-        f(C).
-    grad, channel, cost : ndarray, shape (n_w, n_z)
-        grad f(C), C and A.
+    offset : float
+        The minorant's constant.
+    scores, cost : ndarray, shape (n_w, n_z)
+        The minorant's slope S in channel coordinates, and A.
     budget : float
         D.
     support : ndarray of bool, shape (n_w, n_z), optional
@@ -51,8 +50,8 @@ def linearised_bound(value: float, grad: np.ndarray, channel: np.ndarray, cost: 
     lam0 : float
         A guess of the multiplier (the solver's): the bisection starts around it.
     """
-    used = np.multiply(grad, channel, out=np.zeros_like(grad), where=channel > 0).sum()
-    base = value - float(used)
+    base = float(offset)
+    grad = scores
 
     def bound(lam: float) -> tuple[float, float]:
         mins, dist = _row_min_terms(grad, cost, lam, support)

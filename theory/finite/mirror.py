@@ -15,7 +15,8 @@ relative to sum_w P(w) KL(C[w] || C'[w]) (KL of the mixtures is at most the
 mixture of KLs), so eta = 1 always descends; eta adapts by backtracking on
 that inequality (larger steps where the leakage allows, e.g. chi2).
 
-The certificate is :func:`~.certificate.linearised_bound` at the iterates:
+The certificate is :func:`~.certificate.linearised_bound` with the minorants
+of ``leakage.py`` at the iterates (tangents where every release is used):
 the returned value is the leakage of a feasible channel and ``bound`` a proven
 lower bound on the optimum; the solver stops once value - bound <= tol.
 """
@@ -28,7 +29,7 @@ import numpy as np
 
 from .certificate import linearised_bound
 from .data import FiniteData
-from .leakage import SMOOTH_LEAKAGES
+from .leakage import MINORANT_SLOPES, SMOOTH_LEAKAGES, Linearisation
 
 __all__ = ["SmoothResult", "solve_smooth", "TIE_TOL"]
 
@@ -107,6 +108,58 @@ def _project(logits: np.ndarray, per_row: np.ndarray, p_w: np.ndarray, budget: f
     return c_hi, hi
 
 
+def _fill_unused(lin: Linearisation, data: FiniteData, privacy: str, lam: float,
+                 support: np.ndarray | None, n_rows: int = 64) -> np.ndarray:
+    """The minorant's slope with a good q for each unused release z (any q is valid).
+
+    Candidates: every column's P(S|z) (the tangent, however small P(z)), P(S),
+    and the posteriors P(S|w) of the ``n_rows`` likeliest observations; for
+    each unused z the candidate that lowers the rows' minima least (at
+    multiplier ``lam``) is taken, then refitted to the rows it still undercuts.
+    """
+    slope = lin.slope
+    if lin.used.all():
+        return slope
+    p_w = data.p_w
+    g_s = data.g_s
+    rows = np.argsort(-p_w)[:n_rows]
+    post = np.asarray(g_s[:, rows].todense()) / p_w[rows]
+    cands = np.hstack([lin.posterior, data.p_s[:, None], post])  # the first n_z: each column's own
+    cand_slope = MINORANT_SLOPES[privacy](cands, data.p_s)
+    cand_scores = np.asarray(g_s.T @ cand_slope)  # (n_w, k)
+    total = np.asarray(g_s.T @ slope[:, lin.used]) + lam * data.cost[:, lin.used]
+    if support is not None:
+        total = np.where(support[:, lin.used], total, np.inf)
+    row_min = total.min(axis=1)
+    out = slope.copy()
+    for z in np.flatnonzero(~lin.used):
+        keep = support[:, z] if support is not None else np.ones(p_w.size, dtype=bool)
+        shift = lam * data.cost[:, z]
+
+        def gain(scores: np.ndarray) -> np.ndarray:
+            with np.errstate(invalid="ignore"):
+                tried = np.where(keep[:, None], np.minimum(row_min[:, None], scores + shift[:, None]),
+                                 row_min[:, None])
+            return np.nan_to_num(tried, nan=-np.inf, neginf=-1e300).sum(axis=0)
+
+        k = int(np.argmax(gain(cand_scores)))
+        q, best = cands[:, k], gain(cand_scores[:, [k]])[0]
+        for _ in range(8):  # refit q to the rows it still undercuts (their pooled posterior)
+            score = np.asarray(g_s.T @ MINORANT_SLOPES[privacy](q[:, None], data.p_s)).ravel()
+            short = keep & (score + shift < row_min)
+            if not short.any():
+                break
+            pooled = np.asarray(g_s[:, short].sum(axis=1)).ravel()
+            trial = [pooled / pooled.sum(), 0.5 * (q + pooled / pooled.sum())]
+            t_slope = MINORANT_SLOPES[privacy](np.column_stack(trial), data.p_s)
+            t_gain = gain(np.asarray(g_s.T @ t_slope))
+            if t_gain.max() <= best:
+                break
+            best, q = float(t_gain.max()), trial[int(np.argmax(t_gain))]
+        out[:, z] = MINORANT_SLOPES[privacy](q[:, None], data.p_s)[:, 0]
+    return out
+
+
 def _inner(grad: np.ndarray, channel: np.ndarray) -> float:
     """<grad, C> over the entries C uses (grad may be -inf where C is 0)."""
     return float(np.multiply(grad, channel, out=np.zeros_like(grad), where=channel > 0).sum())
@@ -136,13 +189,15 @@ def solve_smooth(data: FiniteData, budget: float, privacy: str, warm: np.ndarray
     if support is not None:
         logits = np.where(support, logits, -np.inf)
     c, nu = _project(logits, per_row, p_w, budget, 0.0)
-    value, deriv = leak(np.asarray(data.g_s @ c), data.p_s)
+    lin = leak(np.asarray(data.g_s @ c), data.p_s)
+    value, deriv = lin.value, lin.deriv
     best = (value, c, nu)
     bound, eta, it = -np.inf, 1.0, 0
     for it in range(1, max_iter + 1):
         grad = np.asarray(data.g_s.T @ deriv)  # (n_w, n_z): P(w) E[dL/dP(s,z) | w]
         if it % check_every == 1 or check_every == 1:
-            lb, _ = linearised_bound(value, grad, c, data.cost, budget, support, nu)
+            scores = np.asarray(data.g_s.T @ _fill_unused(lin, data, privacy, nu, support))
+            lb, _ = linearised_bound(lin.offset, scores, data.cost, budget, support, nu)
             bound = max(bound, lb)
             if best[0] - bound <= tol * max(1.0, abs(best[0])):
                 break
@@ -153,12 +208,13 @@ def solve_smooth(data: FiniteData, budget: float, privacy: str, warm: np.ndarray
         used = _inner(grad, c)
         while True:
             new, nu_new = _project(logc - eta * scaled, per_row, p_w, budget, nu, eta)
-            val_new, der_new = leak(np.asarray(data.g_s @ new), data.p_s)
+            lin_new = leak(np.asarray(data.g_s @ new), data.p_s)
+            val_new = lin_new.value
             model = value + (_inner(grad, new) - used) + _kl_rows(new, c, p_w) / eta
             if val_new <= model + 1e-15 * max(1.0, abs(value)) or eta < 1e-6:
                 break
             eta *= 0.5
-        c, nu, value, deriv = new, nu_new, val_new, der_new
+        c, nu, lin, value, deriv = new, nu_new, lin_new, val_new, lin_new.deriv
         eta = min(eta * 1.5, 1e6)
         if value < best[0]:
             best = (value, c, nu)

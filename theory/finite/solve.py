@@ -43,6 +43,7 @@ from .size import check_program_size, estimate_bytes, memory_limit
 __all__ = ["GAP_TOL", "SOLVERS", "FiniteProgram", "finite_curve", "solve_finite"]
 
 GAP_TOL = 1e-7
+MAX_ITER = 20_000  # first-order steps before the solver gives up certifying (then cvxpy)
 SOLVERS = ("auto", "cvxpy")
 _KIND = {"mi": "exponential cone", "chi2": "second-order cone", "map": "linear program"}
 
@@ -120,7 +121,7 @@ def _solve_fast(model: _Model, budget: float, privacy: str, warm: np.ndarray | N
         r = model.map_lp().solve(budget)
         return r.channel, {"solver": "HiGHS", "highs_primal": r.solver_primal, "highs_dual": r.solver_dual,
                            "iterations": r.iterations, "multiplier": r.multiplier, "dual": r.bound}
-    s = solve_smooth(model.data, budget, privacy, warm, tol=GAP_TOL)
+    s = solve_smooth(model.data, budget, privacy, warm, tol=GAP_TOL, max_iter=MAX_ITER)
     return s.channel, {"solver": "mirror descent", "iterations": s.iterations, "multiplier": s.multiplier,
                        "dual": s.bound}
 
