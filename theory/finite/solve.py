@@ -35,6 +35,7 @@ from ..base import PRIVACIES, Optimum, check_budget, check_budgets
 from ..measures import PRIVACY_MEASURES, observation_kernel
 from ..registry import Provider, register
 from .data import FiniteData, finite_data
+from .highs_cg import MapColumnGeneration
 from .highs_lp import MapLP
 from .mirror import solve_smooth
 from .program import solve_conic
@@ -53,11 +54,11 @@ class _Model:
 
     def __init__(self, data: FiniteData) -> None:
         self.data = data
-        self.lp: MapLP | None = None
+        self.lp: MapColumnGeneration | None = None
 
-    def map_lp(self) -> MapLP:
+    def map_lp(self) -> MapColumnGeneration:
         if self.lp is None:
-            self.lp = MapLP(self.data)
+            self.lp = MapColumnGeneration(self.data)
         return self.lp
 
 
@@ -118,9 +119,12 @@ def _solve_fast(model: _Model, budget: float, privacy: str, warm: np.ndarray | N
                 ) -> tuple[np.ndarray, dict[str, Any]]:
     """(channel on the live rows, certificate) from the fast solver of ``privacy``."""
     if privacy == "map":
-        r = model.map_lp().solve(budget)
-        return r.channel, {"solver": "HiGHS", "highs_primal": r.solver_primal, "highs_dual": r.solver_dual,
-                           "iterations": r.iterations, "multiplier": r.multiplier, "dual": r.bound}
+        try:
+            r = model.map_lp().solve(budget)
+        except RuntimeError:  # HiGHS did not finish: the full LP, once
+            r = MapLP(model.data).solve(budget)
+        return r.channel, {"solver": "HiGHS", "highs_objective": r.solver_primal, "rounds": r.iterations,
+                           "multiplier": r.multiplier, "dual": r.bound}
     s = solve_smooth(model.data, budget, privacy, warm, tol=GAP_TOL, max_iter=MAX_ITER)
     return s.channel, {"solver": "mirror descent", "iterations": s.iterations, "multiplier": s.multiplier,
                        "dual": s.bound}
@@ -202,9 +206,10 @@ def finite_curve(joint: Any, distortion: Any, budgets: Any, privacy: str = "mi",
                  observation: str | np.ndarray = "useful", solver: str = "auto") -> list[Optimum]:
     """:func:`solve_finite` at each budget (shape (k,)), reusing work between budgets.
 
-    The program's data (and the LP's matrices) are built once; budgets are
-    solved in increasing order, each first-order solve warm-started from the
-    channel of the budget before it. Returns the optima in the order given.
+    The program's data (and the LP's HiGHS instance) are built once; budgets
+    are solved in increasing order, each first-order solve warm-started from
+    the channel of the budget before it, each LP from the basis and columns of
+    the one before. Returns the optima in the order given.
     """
     b = check_budgets(budgets)
     joint, distortion, observation = _validate(joint, distortion, privacy, observation, solver)
