@@ -170,3 +170,12 @@ def test_the_memory_limit_is_configurable(monkeypatch):
 def test_unknown_solver_is_rejected():
     with pytest.raises(InputError, match="solver='gurobi'"):
         solve_finite([[0.5, 0], [0, 0.5]], [[0, 1], [1, 0]], 0.1, "mi", "full", solver="gurobi")
+
+
+def test_highs_prints_nothing_on_stdout(capfd):
+    """HiGHS prints a banner from C when an instance is created; `privbench optimum --json` must stay JSON."""
+    solve_module._cached_model.cache_clear()
+    joint, dist = _random_instance(4)
+    solve_finite(joint, dist, 0.3, "map", "full")
+    out, _ = capfd.readouterr()
+    assert out == ""
