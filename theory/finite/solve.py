@@ -44,7 +44,8 @@ from .size import check_program_size, estimate_bytes, memory_limit
 __all__ = ["GAP_TOL", "SOLVERS", "FiniteProgram", "finite_curve", "solve_finite"]
 
 GAP_TOL = 1e-7
-MAX_ITER = 20_000  # first-order steps before the solver gives up certifying (then cvxpy)
+MAX_ITER = 20_000  # first-order steps before the solver gives up certifying (then cvxpy) ...
+MAX_WORK = 4e8  # ... and at most this many channel-entry updates (n_w n_z per step), at least 200 steps
 SOLVERS = ("auto", "cvxpy")
 _KIND = {"mi": "exponential cone", "chi2": "second-order cone", "map": "linear program"}
 
@@ -125,7 +126,8 @@ def _solve_fast(model: _Model, budget: float, privacy: str, warm: np.ndarray | N
             r = MapLP(model.data).solve(budget)
         return r.channel, {"solver": "HiGHS", "highs_objective": r.solver_primal, "rounds": r.iterations,
                            "multiplier": r.multiplier, "dual": r.bound}
-    s = solve_smooth(model.data, budget, privacy, warm, tol=GAP_TOL, max_iter=MAX_ITER)
+    steps = int(min(MAX_ITER, max(200, MAX_WORK / model.data.cost.size)))
+    s = solve_smooth(model.data, budget, privacy, warm, tol=GAP_TOL, max_iter=steps)
     return s.channel, {"solver": "mirror descent", "iterations": s.iterations, "multiplier": s.multiplier,
                        "dual": s.bound}
 
