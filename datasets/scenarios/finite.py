@@ -29,6 +29,12 @@ class FiniteScenario(Scenario):
         """d(u, z), shape (n_u, n_z); Hamming (Z has U's alphabet) by default."""
         return 1.0 - np.eye(self.joint().shape[1])
 
+    def alphabet_sizes(self) -> tuple[int, int, int]:
+        """(n_s, n_u, n_z); models whose ``joint()`` may be huge override it so that a
+        program's size can be checked before anything of that size is built."""
+        n_u, n_z = self.distortion_matrix().shape
+        return self.joint().shape[0], n_u, n_z
+
     @property
     def distortion_name(self) -> str:
         d = self.distortion_matrix()
@@ -73,6 +79,9 @@ class SymmetricPair(FiniteScenario):
     @property
     def id(self) -> str:
         return f"{self.name}-m{self.m}-p{fmt(self.p)}"
+
+    def alphabet_sizes(self) -> tuple[int, int, int]:
+        return self.m, self.m, self.m
 
     def joint(self) -> np.ndarray:
         m, p = self.m, self.p

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..base import Optimum, check_budgets
 from ..registry import Provider, register
-from .program import solve_finite
+from .solve import solve_finite
 
 __all__ = ["METHOD", "BinaryClosedForm", "binary_pdi_map"]
 

@@ -24,9 +24,9 @@ cvxpy Parameter and solved with Clarabel (SCS as fallback). Every solution
 carries a certificate: the solver's primal and dual objective values, their
 gap, and the exact leakage and distortion of the returned (projected) channel.
 
-Registered as the provider of kind ``finite``: every finite scenario gets these
-programs for each privacy metric and observation model, unless a closed form
-registered under its name serves the pair (``symmetric_pair.py``, ``binary.py``).
+These programs are the reference: :mod:`.solve` (the provider of kind
+``finite``) tries the faster certified solvers first (``mirror.py`` for mi and
+chi2, ``highs_lp.py`` for map) and falls back to these.
 """
 
 from __future__ import annotations
@@ -44,9 +44,8 @@ from privbench.datasets.errors import InputError
 
 from ..base import PRIVACIES, Optimum, check_budget
 from ..measures import PRIVACY_MEASURES, expected_distortion, observation_kernel, release_joint
-from ..registry import Provider, register
 
-__all__ = ["SOLVER_TOL", "FiniteProgram", "finite_min_distortion", "solve_finite"]
+__all__ = ["SOLVER_TOL", "finite_min_distortion", "solve_conic"]
 
 SOLVER_TOL = 1e-9
 _CLARABEL_OPTS = dict(tol_gap_abs=SOLVER_TOL, tol_gap_rel=SOLVER_TOL, tol_feas=SOLVER_TOL, max_iter=500)
@@ -156,14 +155,17 @@ def _solve(prog: _Program) -> dict[str, Any]:
     return stats
 
 
-def solve_finite(
+def solve_conic(
     joint: np.ndarray,
     distortion: np.ndarray,
     budget: float,
     privacy: str = "mi",
     observation: str | np.ndarray = "useful",
 ) -> Optimum:
-    """Optimal leakage of a finite model at one distortion budget (convex program).
+    """Optimal leakage of a finite model at one distortion budget (cvxpy convex program).
+
+    The reference path: :func:`~.solve.solve_finite` calls it where the fast
+    solvers do not certify their answer, or when asked to (``solver="cvxpy"``).
 
     Parameters
     ----------
@@ -228,20 +230,3 @@ def finite_min_distortion(scenario: Any, observation: str | np.ndarray) -> float
     """Smallest achievable distortion of a finite scenario under an observation model."""
     joint = scenario.joint()
     return _min_distortion(joint, observation_kernel(*joint.shape, observation), scenario.distortion_matrix())
-
-
-@register(kind="finite")
-class FiniteProgram(Provider):
-    """Any finite scenario (``joint()``, ``distortion_matrix()``): the convex programs."""
-
-    pairs = tuple((p, o) for p in PRIVACIES for o in ("useful", "full"))
-
-    def curve(
-        self, scenario: Any, budgets: np.ndarray, privacy: str, observation: str | None, family: str | None
-    ) -> np.ndarray:
-        return np.array([self.optimum(scenario, x, privacy, observation, family).value for x in budgets])
-
-    def optimum(
-        self, scenario: Any, budget: float, privacy: str, observation: str | None, family: str | None
-    ) -> Optimum:
-        return solve_finite(scenario.joint(), scenario.distortion_matrix(), budget, privacy, observation)

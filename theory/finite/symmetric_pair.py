@@ -16,6 +16,7 @@ from privbench.datasets.errors import InputError
 
 from ..base import Optimum, check_budgets
 from ..registry import Provider, register
+from .size import check_program_size
 
 __all__ = ["METHODS", "SymmetricPairClosedForm", "symmetric_pair_mechanism", "symmetric_pair_mi",
            "symmetric_pair_rate"]
@@ -113,6 +114,9 @@ class SymmetricPairClosedForm(Provider):
         self, scenario: Any, budget: float, privacy: str, observation: str | None, family: str | None
     ) -> Optimum:
         value = self.curve(scenario, np.array([budget]), privacy, observation, family)
+        m = scenario.m
+        check_program_size(m, m, m * m if observation == "full" else m, m, "first-order",
+                           f"{scenario.id} mechanism ({observation})")
         channel = symmetric_pair_mechanism(scenario.m, scenario.p, budget, observation)  # type: ignore[arg-type]
         mechanism = {"type": "finite-channel", "observation": observation, "channel": channel.tolist()}
         return Optimum(value=float(value[0]), method=METHODS[observation], mechanism=mechanism)  # type: ignore[index]

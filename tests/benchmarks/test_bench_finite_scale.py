@@ -1,0 +1,150 @@
+"""Finite programs at scale (issue 12, part 2): the certified fast solvers beside a plain cvxpy formulation.
+
+Symmetric pair, full observation (|W| = m^2, |Z| = m), m = 10, 20, 30, 50, 100,
+for mi, map and chi2. Each case times the project's solver (``solve_finite``,
+its caches cleared first, so the time includes building the program) and a
+plain cvxpy formulation of the same program solved by Clarabel and by SCS with
+their default settings, in the same run. The plain references run up to m = 50
+(at m = 100 the dense observation kernel alone is 800 MB and the solves take
+many minutes) and stop at REF_TIME_LIMIT seconds. Timings are reported, never
+asserted.
+
+These cases take minutes: they run only with --benchmark-enable (see conftest.py):
+
+    python -m pytest tests/benchmarks/test_bench_finite_scale.py --benchmark-enable
+
+The table of the closing note (m | privacy | new | Clarabel | SCS | ratios | gap):
+
+    python tests/benchmarks/test_bench_finite_scale.py [--random] [m ...]
+
+(``--random``: a seeded random joint of the same size instead of the symmetric
+pair, whose symmetry the first-order solver's uniform start happens to respect.)
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from privbench.datasets import SymmetricPair
+from privbench.theory.finite import finite_curve, solve_finite
+from privbench.theory.finite import solve as solve_module
+
+SIZES = (10, 20, 30, 50, 100)
+PRIVACIES = ("mi", "map", "chi2")
+BUDGET = 0.3
+CURVE = (0.05, 0.15, 0.3, 0.45, 0.6)
+REF_MAX_M = 50
+REF_TIME_LIMIT = 120.0
+P = 0.4
+
+
+def _model(m: int, kind: str = "symmetric-pair") -> tuple[np.ndarray, np.ndarray]:
+    """The symmetric pair, or (``random``) a seeded Dirichlet(1/2) joint of the same size, Hamming."""
+    if kind == "random":
+        joint = np.random.default_rng(m).dirichlet(np.full(m * m, 0.5)).reshape(m, m)
+        return joint, 1.0 - np.eye(m)
+    sc = SymmetricPair(m, P)
+    return sc.joint(), sc.distortion_matrix()
+
+
+def plain_cvxpy(joint: np.ndarray, dist: np.ndarray, budget: float, privacy: str, solver: str) -> float:
+    """The program as a user would write it in cvxpy (full observation: W = (S, U), dense matrices)."""
+    n_s, n_u = joint.shape
+    n_w, n_z = n_s * n_u, dist.shape[1]
+    g_s = np.zeros((n_s, n_w))  # P(S = s, W = w)
+    g_u = np.zeros((n_u, n_w))  # P(U = u, W = w)
+    for s in range(n_s):
+        g_s[s, s * n_u:(s + 1) * n_u] = joint[s]
+        g_u[np.arange(n_u), s * n_u + np.arange(n_u)] = joint[s]
+    p_s, p_w = joint.sum(axis=1), joint.ravel()
+    c = cp.Variable((n_w, n_z), nonneg=True)
+    p_sz, p_z = g_s @ c, p_w @ c
+    cons = [cp.sum(c, axis=1) == 1, cp.sum(cp.multiply(dist, g_u @ c)) <= budget]
+    if privacy == "mi":
+        objective = cp.sum(cp.rel_entr(p_sz, np.reshape(p_s, (n_s, 1)) @ cp.reshape(p_z, (1, n_z), order="C")))
+    elif privacy == "chi2":
+        objective = sum(cp.quad_over_lin(p_sz[:, z] / np.sqrt(p_s), p_z[z]) for z in range(n_z)) - 1
+    else:
+        t = cp.Variable(n_z)
+        cons.append(p_sz <= cp.reshape(t, (1, n_z), order="C"))
+        objective = cp.sum(t)
+    prob = cp.Problem(cp.Minimize(objective), cons)
+    opts = {"time_limit": REF_TIME_LIMIT} if solver == "CLARABEL" else {"time_limit_secs": REF_TIME_LIMIT}
+    prob.solve(solver=solver, **opts)
+    return float(prob.value) if prob.value is not None else float("nan")
+
+
+def _new(joint: np.ndarray, dist: np.ndarray, budget: float, privacy: str):
+    solve_module._cached_model.cache_clear()  # time the whole program, built from scratch
+    return solve_finite(joint, dist, budget, privacy, "full")
+
+
+@pytest.mark.parametrize("privacy", PRIVACIES)
+@pytest.mark.parametrize("m", SIZES)
+def test_new_solver_per_budget(benchmark, m, privacy):
+    joint, dist = _model(m)
+    opt = benchmark.pedantic(_new, args=(joint, dist, BUDGET, privacy), rounds=1, iterations=1)
+    benchmark.extra_info.update(gap=opt.certificate["duality_gap"], value=opt.value)
+    assert opt.certificate["certified"]
+
+
+@pytest.mark.parametrize("privacy", PRIVACIES)
+@pytest.mark.parametrize("m", SIZES)
+def test_new_solver_curve_of_five_budgets(benchmark, m, privacy):
+    joint, dist = _model(m)
+    solve_module._cached_model.cache_clear()
+    opts = benchmark.pedantic(finite_curve, args=(joint, dist, CURVE, privacy, "full"), rounds=1, iterations=1)
+    assert all(o.certificate["certified"] for o in opts)
+
+
+@pytest.mark.parametrize("solver", ["CLARABEL", "SCS"])
+@pytest.mark.parametrize("privacy", PRIVACIES)
+@pytest.mark.parametrize("m", [m for m in SIZES if m <= REF_MAX_M])
+def test_plain_cvxpy_reference_per_budget(benchmark, m, privacy, solver):
+    joint, dist = _model(m)
+    value = benchmark.pedantic(plain_cvxpy, args=(joint, dist, BUDGET, privacy, solver), rounds=1, iterations=1)
+    benchmark.extra_info.update(value=value)
+
+
+def _timed(fn, *args):
+    t0 = time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - t0
+
+
+def table(sizes=SIZES, kind: str = "symmetric-pair") -> None:
+    """Print the closing note's table: every number of a row measured in the same run, one after the other."""
+    print(f"model: {kind}, full observation, budget {BUDGET}")
+    print("| m | privacy | new (s/budget) | curve (s/budget, 5 warm) | plain cvxpy Clarabel | plain SCS "
+          "| ratio new/Clarabel | ratio new/SCS | certificate gap | value new | value Clarabel |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for m in sizes:
+        joint, dist = _model(m, kind)
+        for privacy in PRIVACIES:
+            opt, t_new = _timed(_new, joint, dist, BUDGET, privacy)
+            solve_module._cached_model.cache_clear()
+            _, t_curve = _timed(finite_curve, joint, dist, CURVE, privacy, "full")
+            row = [str(m), privacy, f"{t_new:.3g}", f"{t_curve / len(CURVE):.3g}"]
+            refs = {}
+            for solver in ("CLARABEL", "SCS"):
+                if m > REF_MAX_M:
+                    refs[solver] = (float("nan"), float("nan"))
+                    continue
+                try:
+                    refs[solver] = _timed(plain_cvxpy, joint, dist, BUDGET, privacy, solver)
+                except cp.error.SolverError:
+                    refs[solver] = (float("nan"), float("nan"))
+            row += [f"{refs[s][1]:.3g}" if refs[s][1] == refs[s][1] else "skipped" for s in ("CLARABEL", "SCS")]
+            row += [f"{t_new / refs[s][1]:.3g}" if refs[s][1] == refs[s][1] else "-" for s in ("CLARABEL", "SCS")]
+            row += [f"{opt.certificate['duality_gap']:.1e}", f"{opt.value:.9f}", f"{refs['CLARABEL'][0]:.9f}"]
+            print("| " + " | ".join(row) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if a != "--random"]
+    table(tuple(int(a) for a in args) or SIZES, "random" if "--random" in sys.argv else "symmetric-pair")

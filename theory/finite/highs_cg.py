@@ -1,0 +1,149 @@
+"""The MAP linear program by column generation on HiGHS, warm-started across budgets.
+
+The program of ``highs_lp.py`` (minimise sum_z t_z over row-stochastic C with
+(G_s C)[s, z] <= t_z and <A, C> <= D) has n_w n_z unknowns, but an optimal
+basic solution uses at most n_w + n_s n_z + 1 of them. This solver keeps a
+restricted set of entries C[w, z] (each row's cheapest release and the best
+constant release to start: always feasible), solves the restricted LP with
+HiGHS, prices every left-out entry with the duals (reduced cost
+(G_s^T mu + lambda A)[w, z] - y_w, with mu >= 0 the duals of the epigraph rows,
+lambda >= 0 the budget's and y the row sums'), adds each row's most negative
+one, and stops when none is negative: then the restricted optimum is the full
+one. The HiGHS instance keeps its basis, so the next round and the next budget
+(only the budget row's bound changes) start warm.
+
+The lower bound is :func:`~.certificate.map_dual_bound` of the final duals,
+computed here over all n_w n_z entries (not trusted from HiGHS).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from typing import Iterator
+
+import highspy
+import numpy as np
+
+from .certificate import map_dual_bound
+from .data import FiniteData
+from .highs_lp import LpResult
+
+__all__ = ["MapColumnGeneration"]
+
+_PRICE_TOL = 1e-11
+_MAX_ROUNDS = 500
+
+
+@contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """Silence file descriptor 1 (HiGHS prints a banner from C when an instance is created)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+class MapColumnGeneration:
+    """The MAP LP of one model on a persistent HiGHS instance (column generation)."""
+
+    def __init__(self, data: FiniteData) -> None:
+        self.data = data
+        n_w, n_z = data.shape
+        n_s = data.g_s.shape[0]
+        self.n_epi = n_s * n_z
+        self.gcsc = data.g_s.tocsc()
+        with _quiet_stdout():
+            h = highspy.Highs()
+            h.setOptionValue("output_flag", False)
+        for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
+            h.setOptionValue(name, 1e-10)
+        inf = highspy.kHighsInf
+        # rows: n_w row sums (= 1), n_s n_z epigraph rows (<= 0), the budget row (<= D)
+        lower = np.r_[np.ones(n_w), np.full(self.n_epi + 1, -inf)]
+        upper = np.r_[np.ones(n_w), np.zeros(self.n_epi), inf]
+        h.addRows(lower.size, lower, upper, 0, np.zeros(lower.size, dtype=np.int32),
+                  np.zeros(0, dtype=np.int32), np.zeros(0))
+        # t_z: cost 1, free, -1 in the epigraph rows (s, z) for every s
+        rows = n_w + np.arange(self.n_epi, dtype=np.int32).reshape(n_s, n_z).T.ravel()
+        h.addCols(n_z, np.ones(n_z), np.full(n_z, -inf), np.full(n_z, inf), self.n_epi,
+                  (np.arange(n_z) * n_s).astype(np.int32), rows.astype(np.int32), -np.ones(self.n_epi))
+        self.h = h
+        self.active = np.zeros((n_w, n_z), dtype=bool)
+        self.col_w = np.zeros(0, dtype=np.int64)
+        self.col_z = np.zeros(0, dtype=np.int64)
+        cheapest = data.cost.argmin(axis=1)
+        constant = int(data.cost.sum(axis=0).argmin())
+        w = np.arange(n_w)
+        self._add(np.r_[w, w], np.r_[cheapest, np.full(n_w, constant)])
+
+    def _add(self, w: np.ndarray, z: np.ndarray) -> None:
+        """Add entries C[w, z] (duplicates and active ones dropped) as columns."""
+        data, n_w = self.data, self.data.shape[0]
+        n_z = data.shape[1]
+        key = np.unique(w * n_z + z)
+        w, z = key // n_z, key % n_z
+        new = ~self.active[w, z]
+        w, z = w[new], z[new]
+        if w.size == 0:
+            return
+        self.active[w, z] = True
+        ptr, idx, val = self.gcsc.indptr, self.gcsc.indices, self.gcsc.data
+        counts = ptr[w + 1] - ptr[w]
+        per_col = counts + 2  # row sum, epigraph entries, budget
+        starts = np.r_[0, np.cumsum(per_col)[:-1]]
+        pos = np.repeat(ptr[w] - np.r_[0, np.cumsum(counts)[:-1]], counts) + np.arange(counts.sum())
+        s_rows = idx[pos]
+        col_of = np.repeat(np.arange(w.size), counts)
+        rows = np.empty(per_col.sum(), dtype=np.int32)
+        vals = np.empty(per_col.sum())
+        rows[starts] = w
+        vals[starts] = 1.0
+        inner = np.repeat(starts + 1, counts) + (np.arange(counts.sum()) - np.repeat(np.r_[0, np.cumsum(counts)[:-1]], counts))
+        rows[inner] = n_w + s_rows * n_z + z[col_of]
+        vals[inner] = val[pos]
+        rows[starts + per_col - 1] = n_w + self.n_epi
+        vals[starts + per_col - 1] = data.cost[w, z]
+        self.h.addCols(w.size, np.zeros(w.size), np.zeros(w.size), np.full(w.size, highspy.kHighsInf),
+                       rows.size, starts.astype(np.int32), rows, vals)
+        self.col_w = np.r_[self.col_w, w]
+        self.col_z = np.r_[self.col_z, z]
+
+    def _duals(self) -> tuple[np.ndarray, np.ndarray, float]:
+        n_w = self.data.shape[0]
+        dual = np.asarray(self.h.getSolution().row_dual)
+        mu = np.clip(-dual[n_w : n_w + self.n_epi], 0.0, None).reshape(self.data.g_s.shape[0], -1)
+        return dual[:n_w], mu, max(-float(dual[-1]), 0.0)
+
+    def solve(self, budget: float) -> LpResult:
+        """Solve at ``budget`` (warm from the last solve); RuntimeError unless HiGHS reports optimality."""
+        data = self.data
+        h = self.h
+        n_w, n_z = data.shape
+        h.changeRowBounds(n_w + self.n_epi, -highspy.kHighsInf, budget)
+        for rounds in range(1, _MAX_ROUNDS + 1):
+            h.run()
+            if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+                raise RuntimeError(f"HiGHS: {h.modelStatusToString(h.getModelStatus())}")
+            y, mu, lam = self._duals()
+            reduced = np.asarray(data.g_s.T @ mu) + lam * data.cost - y[:, None]
+            reduced[self.active] = np.inf
+            best = reduced.argmin(axis=1)
+            rows = np.flatnonzero(reduced[np.arange(n_w), best] < -_PRICE_TOL)
+            if rows.size == 0:
+                break
+            self._add(rows, best[rows])
+        x = np.asarray(h.getSolution().col_value)[n_z:]
+        channel = np.zeros((n_w, n_z))
+        channel[self.col_w, self.col_z] = np.clip(x, 0.0, None)
+        channel /= channel.sum(axis=1, keepdims=True)
+        value = float(np.asarray(data.g_s @ channel).max(axis=0).sum())
+        bound = map_dual_bound(mu, data.g_s, data.cost, budget, lam)
+        obj = float(h.getInfo().objective_function_value)
+        return LpResult(channel, value, bound, lam, obj, obj, rounds)

@@ -1,0 +1,254 @@
+"""The finite programs, fast and certified: the provider of kind ``finite``.
+
+:func:`solve_finite` (one budget) and :func:`finite_curve` (many, reusing work)
+solve
+
+    minimise_{P(Z|W)}  L(P_SZ)   subject to   E d(U, Z) <= budget
+
+for ``mi`` and ``chi2`` with the first-order solver of ``mirror.py`` and for
+``map`` with the HiGHS linear program of ``highs_lp.py``. Every answer is the
+leakage of a feasible channel together with a proven lower bound on the
+optimum; it counts as certified when
+
+    value - bound <= GAP_TOL * max(1, |value|)        (GAP_TOL = 1e-7),
+
+and otherwise the cvxpy program of ``program.py`` is solved instead and the
+certificate says so (``fallback``). ``solver="cvxpy"`` asks for the cvxpy
+program directly (the reference the tests compare against).
+
+Before anything of the program's size is allocated, its memory is estimated
+from the alphabet sizes (``size.py``); an oversize program is refused with an
+InputError naming the size and the limit.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from privbench.datasets.errors import InputError
+from privbench.datasets.samples import check_observation
+
+from ..base import PRIVACIES, Optimum, check_budget, check_budgets
+from ..measures import PRIVACY_MEASURES, observation_kernel
+from ..registry import Provider, register
+from .data import FiniteData, finite_data
+from .highs_cg import MapColumnGeneration
+from .highs_lp import MapLP
+from .mirror import solve_smooth
+from .program import solve_conic
+from .size import check_program_size, estimate_bytes, memory_limit
+
+__all__ = ["GAP_TOL", "SOLVERS", "FiniteProgram", "finite_curve", "solve_finite"]
+
+GAP_TOL = 1e-7
+MAX_ITER = 20_000  # first-order steps before the solver gives up certifying (then cvxpy) ...
+MAX_WORK = 4e8  # ... and at most this many channel-entry updates (n_w n_z per step), at least 200 steps
+SOLVERS = ("auto", "cvxpy")
+_KIND = {"mi": "exponential cone", "chi2": "second-order cone", "map": "linear program"}
+
+
+class _Model:
+    """One (joint, distortion, observation): its sparse data and, for map, its assembled LP."""
+
+    def __init__(self, data: FiniteData) -> None:
+        self.data = data
+        self.lp: MapColumnGeneration | None = None
+
+    def map_lp(self) -> MapColumnGeneration:
+        if self.lp is None:
+            self.lp = MapColumnGeneration(self.data)
+        return self.lp
+
+
+@lru_cache(maxsize=16)
+def _cached_model(key: bytes, shapes: tuple, observation: str | None) -> _Model:
+    (js, ds, ks) = shapes
+    buf = np.frombuffer(key, dtype=float)
+    a, b = int(np.prod(js)), int(np.prod(ds))
+    obs: Any = observation if observation is not None else buf[a + b :].reshape(ks)
+    return _Model(finite_data(buf[:a].reshape(js), buf[a : a + b].reshape(ds), obs))
+
+
+def _model(joint: np.ndarray, distortion: np.ndarray, observation: str | np.ndarray) -> _Model:
+    parts = [joint.ravel(), distortion.ravel()]
+    kshape: tuple = ()
+    if not isinstance(observation, str):
+        parts.append(observation.ravel())
+        kshape = observation.shape
+    key = np.concatenate(parts).astype(float).tobytes()
+    name = observation if isinstance(observation, str) else None
+    return _cached_model(key, (joint.shape, distortion.shape, kshape), name)
+
+
+def _validate(joint: Any, distortion: Any, privacy: str, observation: Any, solver: str
+              ) -> tuple[np.ndarray, np.ndarray, str | np.ndarray]:
+    """Check the request and its size (before anything of the program's size exists)."""
+    if privacy not in PRIVACY_MEASURES:
+        raise InputError(f"privacy={privacy!r} is unknown (allowed: {', '.join(PRIVACY_MEASURES)})")
+    if solver not in SOLVERS:
+        raise InputError(f"solver={solver!r} is unknown (allowed: {', '.join(SOLVERS)})")
+    joint = np.asarray(joint, dtype=float)
+    distortion = np.asarray(distortion, dtype=float)
+    if joint.ndim != 2:
+        raise InputError(f"joint has shape {joint.shape}, expected (n_s, n_u)")
+    n_s, n_u = joint.shape
+    if distortion.ndim != 2 or distortion.shape[0] != n_u:
+        raise InputError(f"distortion has shape {distortion.shape}, expected ({n_u}, n_z)")
+    if isinstance(observation, str):
+        check_observation(observation)
+        n_w = n_u if observation == "useful" else n_s * n_u
+    else:
+        observation = observation_kernel(n_s, n_u, observation)
+        n_w = observation.shape[1]
+    kind = "cvxpy" if solver == "cvxpy" else ("highs" if privacy == "map" else "first-order")
+    check_program_size(n_s, n_u, n_w, distortion.shape[1], kind, f"{privacy} program")
+    return joint, distortion, observation
+
+
+def _check_reachable(data: FiniteData, budget: float) -> None:
+    if budget < data.min_distortion - 1e-12:
+        raise InputError(
+            f"budget={budget!r} is below the smallest achievable distortion {data.min_distortion:.6g} "
+            "(no mechanism meets it)"
+        )
+
+
+def _solve_fast(model: _Model, budget: float, privacy: str, warm: np.ndarray | None
+                ) -> tuple[np.ndarray, dict[str, Any]]:
+    """(channel on the live rows, certificate) from the fast solver of ``privacy``."""
+    if privacy == "map":
+        try:
+            r = model.map_lp().solve(budget)
+        except RuntimeError:  # HiGHS did not finish: the full LP, once
+            r = MapLP(model.data).solve(budget)
+        return r.channel, {"solver": "HiGHS", "highs_objective": r.solver_primal, "rounds": r.iterations,
+                           "multiplier": r.multiplier, "dual": r.bound}
+    steps = int(min(MAX_ITER, max(200, MAX_WORK / model.data.cost.size)))
+    s = solve_smooth(model.data, budget, privacy, warm, tol=GAP_TOL, max_iter=steps)
+    return s.channel, {"solver": "mirror descent", "iterations": s.iterations, "multiplier": s.multiplier,
+                       "dual": s.bound}
+
+
+def _finish(model: _Model, live_channel: np.ndarray, cert: dict[str, Any], budget: float, privacy: str,
+            observation: str | np.ndarray) -> Optimum:
+    """The Optimum of a fast solve: exact value and distortion of the channel, gap to the bound."""
+    data = model.data
+    n_z = data.shape[1]
+    channel = np.full((data.live.size, n_z), 1.0 / n_z)
+    channel[data.live] = live_channel
+    value = PRIVACY_MEASURES[privacy](np.asarray(data.g_s @ live_channel))
+    dist = float((data.cost * live_channel).sum())
+    gap = value - cert["dual"]
+    cert.update(primal=value, exact_value=value, duality_gap=gap, relative_gap=gap / max(1.0, abs(value)),
+                certified=bool(gap <= GAP_TOL * max(1.0, abs(value))), distortion=dist,
+                budget_violation=max(0.0, dist - budget))
+    obs_name = observation if isinstance(observation, str) else "kernel"
+    mech = {"type": "finite-channel", "observation": obs_name, "channel": channel.tolist()}
+    method = f"convex program ({_KIND[privacy]}, {cert['solver']}, certified gap {gap:.1e})"
+    return Optimum(value=value, method=method, bound_kind="exact", mechanism=mech, certificate=cert)
+
+
+def _one(model: _Model, joint: np.ndarray, distortion: np.ndarray, budget: float, privacy: str,
+         observation: str | np.ndarray, warm: np.ndarray | None) -> tuple[Optimum, np.ndarray | None]:
+    """Fast solve, cvxpy where it does not certify (if that fits in memory): (optimum, live channel)."""
+    channel, cert = _solve_fast(model, budget, privacy, warm)
+    opt = _finish(model, channel, cert, budget, privacy, observation)
+    if opt.certificate["certified"]:  # type: ignore[index]
+        return opt, channel
+    n_s, n_u = joint.shape
+    n_w, n_z = model.data.live.size, distortion.shape[1]
+    if estimate_bytes(n_s, n_u, n_w, n_z, "cvxpy") > memory_limit():
+        opt.certificate["fallback"] = "none: the cvxpy program is over the memory limit"  # type: ignore[index]
+        return opt, channel
+    ref = solve_conic(joint, distortion, budget, privacy, observation)
+    why = f"{cert['solver']} gap {opt.certificate['duality_gap']:.2e} not certified; cvxpy used"  # type: ignore[index]
+    return Optimum(ref.value, ref.method, ref.bound_kind, ref.mechanism,
+                   certificate={**(ref.certificate or {}), "fallback": why}), None
+
+
+def solve_finite(joint: Any, distortion: Any, budget: float, privacy: str = "mi",
+                 observation: str | np.ndarray = "useful", solver: str = "auto") -> Optimum:
+    """Optimal leakage of a finite model at one distortion budget, certified.
+
+    Parameters
+    ----------
+    joint : ndarray, shape (n_s, n_u)
+        P(S=s, U=u).
+    distortion : ndarray, shape (n_u, n_z)
+        d(u, z) >= 0.
+    budget : float
+        Bound on E d(U, Z), >= the smallest achievable distortion.
+    privacy : {"mi", "map", "chi2"}
+    observation : {"useful", "full"} or ndarray, shape (n_s * n_u, n_w)
+    solver : {"auto", "cvxpy"}
+        ``auto``: the fast certified solver, cvxpy where it does not certify.
+
+    Returns
+    -------
+    Optimum
+        ``value`` is the exact leakage of the returned feasible channel
+        (``mechanism["channel"]``, shape (n_w, n_z)); ``certificate`` holds the
+        solver, ``primal`` (= value), ``dual`` (a proven lower bound on the
+        optimum), ``duality_gap``, ``certified``, the channel's distortion and
+        ``budget_violation``, and ``fallback`` where cvxpy was used instead.
+    """
+    budget = check_budget(budget)
+    joint, distortion, observation = _validate(joint, distortion, privacy, observation, solver)
+    if solver == "cvxpy":
+        return solve_conic(joint, distortion, budget, privacy, observation)
+    model = _model(joint, distortion, observation)
+    _check_reachable(model.data, budget)
+    return _one(model, joint, distortion, budget, privacy, observation, None)[0]
+
+
+def finite_curve(joint: Any, distortion: Any, budgets: Any, privacy: str = "mi",
+                 observation: str | np.ndarray = "useful", solver: str = "auto") -> list[Optimum]:
+    """:func:`solve_finite` at each budget (shape (k,)), reusing work between budgets.
+
+    The program's data (and the LP's HiGHS instance) are built once; budgets
+    are solved in increasing order, each first-order solve warm-started from
+    the channel of the budget before it, each LP from the basis and columns of
+    the one before. Returns the optima in the order given.
+    """
+    b = check_budgets(budgets)
+    joint, distortion, observation = _validate(joint, distortion, privacy, observation, solver)
+    if solver == "cvxpy":
+        return [solve_conic(joint, distortion, x, privacy, observation) for x in b]
+    model = _model(joint, distortion, observation)
+    out: list[Optimum | None] = [None] * b.size
+    warm = None
+    for i in np.argsort(b, kind="stable"):
+        _check_reachable(model.data, float(b[i]))
+        out[i], warm = _one(model, joint, distortion, float(b[i]), privacy, observation, warm)
+    return out  # type: ignore[return-value]
+
+
+@register(kind="finite")
+class FiniteProgram(Provider):
+    """Any finite scenario (``joint()``, ``distortion_matrix()``): the certified programs."""
+
+    pairs = tuple((p, o) for p in PRIVACIES for o in ("useful", "full"))
+
+    def curve(
+        self, scenario: Any, budgets: np.ndarray, privacy: str, observation: str | None, family: str | None
+    ) -> np.ndarray:
+        _check_scenario_size(scenario, privacy, observation)
+        opts = finite_curve(scenario.joint(), scenario.distortion_matrix(), budgets, privacy, observation)  # type: ignore[arg-type]
+        return np.array([o.value for o in opts])
+
+    def optimum(
+        self, scenario: Any, budget: float, privacy: str, observation: str | None, family: str | None
+    ) -> Optimum:
+        _check_scenario_size(scenario, privacy, observation)
+        return solve_finite(scenario.joint(), scenario.distortion_matrix(), budget, privacy, observation)  # type: ignore[arg-type]
+
+
+def _check_scenario_size(scenario: Any, privacy: str, observation: str | None) -> None:
+    """Refuse an oversize program from the scenario's alphabet sizes, before ``joint()`` is built."""
+    n_s, n_u, n_z = scenario.alphabet_sizes()
+    n_w = n_u if observation == "useful" else n_s * n_u
+    check_program_size(n_s, n_u, n_w, n_z, "highs" if privacy == "map" else "first-order",
+                       f"{scenario.id} {privacy}/{observation}")
