@@ -27,6 +27,7 @@ import json
 import os
 import secrets
 import socket
+import stat
 import tempfile
 import time
 from dataclasses import dataclass
@@ -41,7 +42,11 @@ from .records import BOOL, COLUMN_NAMES, COLUMNS, FLOAT, INT, STR, Record, now
 MARKER = "privbench-results.json"
 FORMAT = "privbench-results/1"
 
-ESSENTIAL = ("case_id", "status", "budget")  # columns every part must have
+#: Columns every part must have (the identity of a row and what report and check read).
+DIGEST_KEY = "privbench_sha256"  # schema metadata of a part: content_digest() of its table
+ESSENTIAL = ("case_id", "suite", "experiment", "scenario", "scenario_id", "observation", "privacy", "learner",
+             "budget", "rep", "status", "error", "leakage", "distortion", "optimum_at_distortion", "gap",
+             "overshoot", "started_at", "finished_at", "run_id")
 
 
 def schema():
@@ -159,7 +164,7 @@ class ResultsDir:
         """case_id -> best status stored (``ok`` beats ``failed``/``timeout``); of case ``key`` if given."""
         out: dict[str, str] = {}
         for part in self.parts(key):
-            tab = _read_part(part, columns=["case_id", "status"])
+            tab = _read_part(part)  # whole: a corrupted part is refused before a run adds to the directory
             for cid, st in zip(tab.column("case_id").to_pylist(), tab.column("status").to_pylist()):
                 if out.get(cid) != "ok":
                     out[cid] = st
@@ -183,11 +188,12 @@ class ResultsDir:
         import pyarrow.parquet as pq
 
         table = pa.Table.from_pylist([_conform(r) for r in rows], schema=schema())
+        table = table.replace_schema_metadata({DIGEST_KEY: content_digest(table)})
         final = self.records_dir / f"part-{key}-{run_id}.parquet"
         fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", suffix=".parquet", dir=self.records_dir)
         try:
             with os.fdopen(fd, "wb") as fh:
-                pq.write_table(table, fh)
+                pq.write_table(table, fh, write_page_checksum=True)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, final)
@@ -279,14 +285,19 @@ def _read_part(path: Path, columns: list[str] | None = None):
 
     try:
         names = pq.read_schema(path).names
-        missing = [c for c in (columns or ESSENTIAL) if c not in names]
-        tab = None if missing else pq.read_table(path, columns=columns)
+        missing = [c for c in (*ESSENTIAL, *(columns or ())) if c not in names]
+        tab = None if missing else pq.read_table(path, columns=columns, page_checksum_verification=True)
     except Exception as exc:  # noqa: BLE001 - any failure to parse is a corrupted file
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"results file {str(path)!r} is corrupted ({msg}); move it away and rerun with "
                          "--resume to recompute its cases") from None
     if missing:
         raise InputError(f"results file {str(path)!r} is not a privbench part (no column {missing[0]!r})")
+    check_part_values(path, tab)
+    stored = (tab.schema.metadata or {}).get(DIGEST_KEY.encode())
+    if columns is None and stored is not None and stored.decode() != content_digest(tab):
+        raise InputError(f"results file {str(path)!r} is corrupted (its content does not match its digest); "
+                         "move it away and rerun with --resume to recompute its cases")
     if columns is None:
         import pyarrow as pa
 
@@ -298,6 +309,29 @@ def _read_part(path: Path, columns: list[str] | None = None):
         except Exception as exc:  # noqa: BLE001
             raise InputError(f"results file {str(path)!r} has unexpected column types ({exc})") from None
     return tab
+
+
+def content_digest(table: Any) -> str:
+    """SHA-256 of a table's columns and rows (Arrow IPC, schema metadata left out): a part's seal."""
+    import hashlib
+
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    plain = table.replace_schema_metadata(None).combine_chunks()
+    with pa.ipc.new_stream(sink, plain.schema) as writer:
+        writer.write_table(plain)
+    return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
+
+
+def check_part_values(path: Path, tab: Any) -> None:
+    """InputError naming ``path`` when a row has no case id or an unknown status."""
+    statuses = tab.column("status").to_pylist()
+    bad = next((s for s in statuses if s not in STATUSES), "") if statuses else ""
+    if bad != "":
+        raise InputError(f"results file {str(path)!r} has status={bad!r} (allowed: {', '.join(STATUSES)})")
+    if tab.column("case_id").null_count:
+        raise InputError(f"results file {str(path)!r} has a row without case_id")
 
 
 def _conform(row: dict[str, Any]) -> dict[str, Any]:
@@ -324,6 +358,8 @@ def _fsynced_temp(directory: Path, text: str) -> str:
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` atomically (fsynced temporary file, then rename), creating its folder."""
     path = Path(path)
+    if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+        raise InputError(f"{str(path)!r} exists and is not a regular file: not replaced")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _fsynced_temp(path.parent, text)
     try:

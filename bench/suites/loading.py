@@ -5,6 +5,7 @@ The file format is described in :mod:`privbench.bench.suites`.
 
 from __future__ import annotations
 
+import math
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from privbench.bench.suites.case import DEFAULT_N_EVAL, Case, Suite, normalize_value
 from privbench.bench.suites.make import default_n_train, make_case, resolve_case, training_objective
 from privbench.datasets.errors import InputError
+from privbench.datasets.limits import MAX_CASES, MAX_REPS, MAX_SAMPLES
 from privbench.datasets.validate import check_int
 
 SUITE_KEYS = {"name", "description", "reps", "n_train", "n_eval", "timeout", "learners", "experiments"}
@@ -75,7 +77,12 @@ def load_suite(spec: str, reps: int | None = None,
         raise InputError(f"suite file {str(path)!r} is not valid YAML{where}: {problem}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"suite file {str(path)!r} cannot be read ({exc})") from None
-    return parse_suite(data, name=name, source=str(path), reps=reps, learners=learners)
+    except RecursionError:
+        raise InputError(f"suite file {str(path)!r} is nested too deeply to be a suite") from None
+    try:
+        return parse_suite(data, name=name, source=str(path), reps=reps, learners=learners)
+    except RecursionError:
+        raise InputError(f"suite file {str(path)!r} is nested too deeply to be a suite") from None
 
 
 def parse_suite(data: Any, name: str, source: str = "<suite>", reps: int | None = None,
@@ -111,6 +118,8 @@ def parse_suite(data: Any, name: str, source: str = "<suite>", reps: int | None 
                                  f"({case.label()})")
             seen[case.key] = ename
             cases.append(case)
+        if len(cases) > MAX_CASES:
+            raise InputError(f"{where}: declares more than {MAX_CASES} cases (privbench.datasets.limits.MAX_CASES)")
     if not cases:
         raise InputError(f"{where}: no case is served by the learner(s) {', '.join(table)}")
     check_on(table, cases, {str(e.get("name") or f"experiment-{i + 1}") for i, e in enumerate(exps)}, where)
@@ -149,6 +158,10 @@ def expand(exp: dict[str, Any], ename: str, suite: str, top: dict[str, Any], tab
     reps = d_reps if reps_cli is not None else count(exp.get("reps", d_reps), "reps", where)
     grid = {k: as_list(exp.get(k, top.get(k) if k in ("n_train", "n_eval") else None)) for k in GRID_KEYS}
     picks, strict = learner_picks(exp.get("learners", "all"), table, ename, override, where)
+    declared = len(plist) * reps * max(1, len(picks)) * math.prod(len(v) for v in grid.values())
+    if declared > MAX_CASES:
+        raise InputError(f"{where}: declares {declared} cases, beyond the limit {MAX_CASES} "
+                         "(privbench.datasets.limits.MAX_CASES)")
     try:
         return [case for params in plist
                 for case in expand_scenario(exp, ename, suite, params, grid, picks, strict, budgets, reps, where)]
@@ -267,8 +280,11 @@ def as_list(v: Any) -> list[Any]:
 
 
 def count(v: Any, name: str, where: str, minimum: int = 1) -> int:
-    """``v`` if it is an integer >= ``minimum``, else InputError prefixed with ``where``."""
+    """``v`` if it is an integer >= ``minimum`` and within its documented limit
+    (:data:`~privbench.datasets.limits.MAX_SAMPLES` for sample sizes, else
+    :data:`~privbench.datasets.limits.MAX_REPS`), else InputError prefixed with ``where``."""
+    maximum = MAX_SAMPLES if name.startswith("n_") else MAX_REPS
     try:
-        return check_int(name, v, minimum)
+        return check_int(name, v, minimum, maximum=maximum)
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None
