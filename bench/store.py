@@ -37,13 +37,13 @@ from typing import Any, Iterable
 from privbench.datasets.errors import InputError
 from privbench.datasets.vocabulary import STATUSES
 
+from .parts import DIGEST_KEY, check_part_values, content_digest
 from .records import BOOL, COLUMN_NAMES, COLUMNS, FLOAT, INT, STR, Record, now
 
 MARKER = "privbench-results.json"
 FORMAT = "privbench-results/1"
 
 #: Columns every part must have (the identity of a row and what report and check read).
-DIGEST_KEY = "privbench_sha256"  # schema metadata of a part: content_digest() of its table
 ESSENTIAL = ("case_id", "suite", "experiment", "scenario", "scenario_id", "observation", "privacy", "learner",
              "budget", "rep", "status", "error", "leakage", "distortion", "optimum_at_distortion", "gap",
              "overshoot", "started_at", "finished_at", "run_id")
@@ -190,22 +190,28 @@ class ResultsDir:
         table = pa.Table.from_pylist([_conform(r) for r in rows], schema=schema())
         table = table.replace_schema_metadata({DIGEST_KEY: content_digest(table)})
         final = self.records_dir / f"part-{key}-{run_id}.parquet"
-        fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", suffix=".parquet", dir=self.records_dir)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                pq.write_table(table, fh, write_page_checksum=True)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", suffix=".parquet", dir=self.records_dir)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    pq.write_table(table, fh, write_page_checksum=True)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, final)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        except OSError as exc:  # a full disk: name the directory (fsync's error names no file)
+            raise OSError(exc.errno, exc.strerror or str(exc), str(self.records_dir)) from None
         _fsync_dir(self.records_dir)
         return final
 
     def write_manifest(self, run_id: str, info: dict[str, Any]) -> None:
         """Write (or update) this run's manifest ``runs/<run_id>.json`` atomically."""
-        atomic_write_text(self.path / "runs" / f"{run_id}.json", json.dumps(info, indent=1, default=str))
+        try:
+            atomic_write_text(self.path / "runs" / f"{run_id}.json", json.dumps(info, indent=1, default=str))
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(self.path / "runs")) from None
 
     def clean_stale_temporaries(self) -> int:
         """Remove ``.tmp-<pid>-*`` files left by dead processes of this host; returns the count."""
@@ -309,29 +315,6 @@ def _read_part(path: Path, columns: list[str] | None = None):
         except Exception as exc:  # noqa: BLE001
             raise InputError(f"results file {str(path)!r} has unexpected column types ({exc})") from None
     return tab
-
-
-def content_digest(table: Any) -> str:
-    """SHA-256 of a table's columns and rows (Arrow IPC, schema metadata left out): a part's seal."""
-    import hashlib
-
-    import pyarrow as pa
-
-    sink = pa.BufferOutputStream()
-    plain = table.replace_schema_metadata(None).combine_chunks()
-    with pa.ipc.new_stream(sink, plain.schema) as writer:
-        writer.write_table(plain)
-    return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
-
-
-def check_part_values(path: Path, tab: Any) -> None:
-    """InputError naming ``path`` when a row has no case id or an unknown status."""
-    statuses = tab.column("status").to_pylist()
-    bad = next((s for s in statuses if s not in STATUSES), "") if statuses else ""
-    if bad != "":
-        raise InputError(f"results file {str(path)!r} has status={bad!r} (allowed: {', '.join(STATUSES)})")
-    if tab.column("case_id").null_count:
-        raise InputError(f"results file {str(path)!r} has a row without case_id")
 
 
 def _conform(row: dict[str, Any]) -> dict[str, Any]:

@@ -117,6 +117,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise InputError("--retry-failed needs --resume")
     check_output_file("--csv", None if args.csv in (None, True) else args.csv)
     out = args.out or os.path.join("results", "runs", suite.name)
+    if args.csv not in (None, True) and os.path.abspath(args.csv) == os.path.abspath(out):
+        raise InputError(f"--csv {args.csv!r} is the results directory itself; give a file name")
     timeout = args.timeout if args.timeout is not None else suite.timeout
     try:
         summary = run_cases(suite.cases, out, suite=suite.name, jobs=args.jobs, device=args.device,

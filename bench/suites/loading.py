@@ -6,6 +6,7 @@ The file format is described in :mod:`privbench.bench.suites`.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -102,7 +103,8 @@ def parse_suite(data: Any, name: str, source: str = "<suite>", reps: int | None 
         raise InputError(f"{where}: 'experiments' must be a non-empty list")
     d_reps = count(data.get("reps", 1), "reps", where) if reps is None else count(reps, "--seeds", where, 1)
     timeout = data.get("timeout")
-    if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not math.isfinite(timeout) or timeout <= 0):
         raise InputError(f"{where}: timeout={timeout!r} must be a positive number of seconds")
     cases: list[Case] = []
     seen: dict[str, str] = {}
@@ -189,14 +191,14 @@ def expand_scenario(exp: dict[str, Any], ename: str, suite: str, params: dict[st
                         continue
                     for n_train in grid["n_train"]:
                         for n_eval in grid["n_eval"]:
-                            for rep in range(reps):
-                                out.append(make_case(
-                                    suite, ename, sc.name, sc.params(), observation, privacy, family,
-                                    lname, lp, own if own is not None else budgets, rep,
-                                    count(n_train if n_train is not None else default_n_train(sc),
-                                          "n_train", where, 2),
-                                    count(n_eval if n_eval is not None else DEFAULT_N_EVAL, "n_eval", where, 2),
-                                    objective, exp.get("evaluators"), exp.get("protocol")))
+                            first = make_case(
+                                suite, ename, sc.name, sc.params(), observation, privacy, family,
+                                lname, lp, own if own is not None else budgets, 0,
+                                count(n_train if n_train is not None else default_n_train(sc),
+                                      "n_train", where, 2),
+                                count(n_eval if n_eval is not None else DEFAULT_N_EVAL, "n_eval", where, 2),
+                                objective, exp.get("evaluators"), exp.get("protocol"))
+                            out.extend(replace(first, rep=rep) for rep in range(reps))  # validated once
     return out
 
 

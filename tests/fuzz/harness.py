@@ -40,18 +40,18 @@ from typing import Any, Sequence
 from hypothesis import HealthCheck, settings
 
 HANG_S = 60
-CATEGORIES = 9  # test functions sharing PRIVBENCH_FUZZ_EXAMPLES
+WEIGHTS = 12  # the weights of the fuzz tests, summed (each 1 but the generated-values test, 3)
 
 
-def examples() -> int:
-    """Examples for one fuzz category."""
+def examples(weight: int = 1) -> int:
+    """Examples for one fuzz category of ``weight`` (a share of ``PRIVBENCH_FUZZ_EXAMPLES``)."""
     total = int(os.environ.get("PRIVBENCH_FUZZ_EXAMPLES", "320"))
-    return max(10, total // CATEGORIES)
+    return max(10, total * weight // WEIGHTS)
 
 
-def fuzz_settings() -> settings:
+def fuzz_settings(weight: int = 1) -> settings:
     """Derandomized (same examples on every run), no deadline (a run may take seconds), no database."""
-    return settings(max_examples=examples(), derandomize=True, deadline=None, database=None,
+    return settings(max_examples=examples(weight), derandomize=True, deadline=None, database=None,
                     suppress_health_check=list(HealthCheck), print_blob=True)
 
 

@@ -7,10 +7,11 @@ Sizes and the slow mode: harness.py and the README ("Reliability").
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -36,7 +37,7 @@ def optimum_args(draw):
                 draw(st.sampled_from(["useful", "full"])), "--privacy", draw(st.sampled_from(["mi", "map", "chi2"])),
                 "--budget", "0.1"], ["m"]
     if kind == "sympair-p":
-        p = draw(st.one_of(JUNK.filter(lambda t: t not in ("0", "-0")), st.floats(min_value=1.0001),
+        p = draw(st.one_of(JUNK.filter(lambda t: t not in ("0", "-0", "1e-400")), st.floats(min_value=1.0001),
                            st.floats(max_value=-1e-9)))
         return ["optimum", "symmetric-pair", "--param", "m=3", "--param", f"p={p}", "--observation", "full",
                 "--budget", "0.1"], ["p"]
@@ -135,3 +136,80 @@ def test_fuzz_run_options(drawn):
     argv, names = drawn
     with sandbox() as box:
         check(invoke("run-options", ["run", *argv, "--out", "out"], box, out="out", names=names))
+
+
+# ---------------------------------------------------------------- generated values in every slot
+
+def as_int(text: str) -> int | None:
+    try:
+        return int(text.strip())
+    except ValueError:
+        return None
+
+
+def as_float(text: str) -> float | None:
+    try:
+        v = float(text.strip())
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def int_in(lo: int, hi: int):
+    return lambda t: (v := as_int(t)) is not None and lo <= v <= hi
+
+
+def float_in(lo: float, hi: float, open_lo: bool = False):
+    return lambda t: (v := as_float(t)) is not None and (lo < v if open_lo else lo <= v) and v <= hi
+
+
+def one_of(*names: str):
+    return lambda t: t in names
+
+
+OPT = ["optimum", "symmetric-pair", "--param", "m=3", "--param", "p=0.3", "--observation", "full", "--budget", "0.1"]
+GMM = ["optimum", "binary-gmm", "--param", "prior=0.5", "--param", "mu=1", "--param", "sigma0=1", "--param",
+       "sigma1=1", "--observation", "full", "--budget", "0.1"]
+# (argv with one slot "{}", the name the error must mention or "", the predicate of a VALID value: drawn values
+# that satisfy it are skipped, so every example is bad input by an independent rule, not by privbench's own)
+SLOTS = [
+    ([*OPT[:3], "m={}", *OPT[4:]], "m", int_in(2, 1000)),
+    ([*OPT[:5], "p={}", *OPT[6:]], "p", float_in(0.0, 1.0)),
+    ([*OPT[:-1], "{}"], "budget", float_in(0.0, math.inf)),
+    ([*OPT[:7], "{}", *OPT[8:]], "observation", one_of("useful", "full")),
+    ([*OPT, "--privacy={}"], "privacy", one_of("mi", "map", "chi2")),
+    (["optimum", "{}", "--budget", "0.1"], "", lambda t: True if t.strip() in KNOWN_SCENARIOS else False),
+    ([*GMM[:7], "sigma0={}", *GMM[8:]], "sigma0", float_in(1e-100, 1e100)),
+    ([*GMM[:5], "mu={}", *GMM[6:]], "mu", float_in(0.0, 1e100)),
+    ([*GMM[:3], "prior={}", *GMM[4:]], "prior", float_in(0.0, 1.0, open_lo=True)),
+    (["run", *base(), "--seeds={}"], "seeds", int_in(1, 10_000)),
+    (["run", *base(), "--n-train={}"], "n-train", int_in(2, 10_000_000)),
+    (["run", *base(), "--n-eval={}"], "n-eval", int_in(2, 10_000_000)),
+    (["run", *base(), "--jobs={}"], "jobs", int_in(1, 1024)),
+    (["run", *base(), "--timeout={}"], "timeout", float_in(0.0, math.inf, open_lo=True)),
+    (["run", *base(learner="ppan"), "--learner-param", "steps={}"], "steps", int_in(1, 1_000_000)),
+    (["run", *base(learner="ppan"), "--learner-param", "lr={}"], "lr", float_in(0.0, math.inf, open_lo=True)),
+    (["report", "{}"], "", lambda t: False),
+    (["compare", "{}", "{}"], "", lambda t: False),
+    (["check", "--learner={}", "--jobs", "1"], "", lambda t: t.strip() in KNOWN_LEARNERS),
+    (["check", "--learner", "identity", "--suite={}", "--jobs", "1"], "suite",
+     lambda t: t.strip() in ("quick", "regression", "paper")),
+]
+KNOWN_SCENARIOS = ("symmetric-pair", "binary", "finite", "gaussian-scalar", "gaussian-vector", "gaussian-source",
+                   "binary-gmm", "z-channel", "mnist-subset", "digits", "hypothesis-testing")
+KNOWN_LEARNERS = ("chi2-sanitizer", "constant", "gap", "gap-mixture", "gaussian-noise", "identity", "latent-filter",
+                  "plugin", "ppan", "ppan-gaussian", "ppan-gmm", "ppan-image", "ppan-linear", "ppan-seed",
+                  "randomized-response")
+VALUES = st.one_of(st.text(max_size=24), st.integers().map(str), st.floats().map(repr),
+                   st.from_regex(r"-?[0-9]{1,30}(\.[0-9]{0,5})?(e[+-]?[0-9]{1,4})?", fullmatch=True),
+                   st.sampled_from(["", " ", "nan", "inf", "-inf", "1e309", "\x00", "0", "-0", "1e-400"]))
+
+
+@given(st.sampled_from(range(len(SLOTS))), VALUES)
+@fuzz_settings(weight=3)
+def test_fuzz_generated_values(slot, value):
+    template, name, valid = SLOTS[slot]
+    assume(not valid(value) and "\x00" not in value or value == "\x00")
+    argv = [a.replace("{}", value) for a in template]
+    with sandbox() as box:
+        check(invoke("generated-values", argv, box, out="out", names=[name] if name else []))
