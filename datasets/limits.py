@@ -9,7 +9,7 @@ that takes a size or a magnitude uses these numbers.
 from __future__ import annotations
 
 #: Largest finite alphabet (letters of S, U or Z; e.g. ``symmetric-pair`` m, a joint matrix's sides).
-MAX_ALPHABET = 1000
+MAX_ALPHABET = 256
 #: Largest training or evaluation sample size of one case (``n_train``, ``n_eval``).
 MAX_SAMPLES = 10_000_000
 #: Most repetitions (seeds) of one case.

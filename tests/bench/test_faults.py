@@ -79,6 +79,43 @@ def test_full_disk_is_one_line_exit_74_and_loses_nothing(tmp_path, capsys, monke
     assert_same_as_uninterrupted(out, adhoc_cases([0.1, 0.3]))
 
 
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 4 MB tmpfs (root only; skipped where mounting is not allowed)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("a real small filesystem needs root and mount")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+def test_a_really_full_filesystem_is_exit_74_and_loses_nothing(small_disk, capsys):
+    out = small_disk / "res"
+    assert main([*ADHOC, "--budget", "0.1", "--out", str(out)]) == 0
+    stored = files(out)
+    with open(small_disk / "filler", "wb") as fh:  # fill the disk to the last byte
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC
+    capsys.readouterr()
+    rc = main([*ADHOC, "--budget", "0.1", "--budget", "0.3", "--out", str(out), "--resume"])
+    err = capsys.readouterr().err
+    assert rc == 74 and len(err.strip().splitlines()) == 1 and "No space left on device" in err
+    assert str(out) in err and "Traceback" not in err
+    after = files(out)
+    assert {k: after.get(k) for k in stored} == stored
+    (small_disk / "filler").unlink()
+    assert main([*ADHOC, "--budget", "0.1", "--budget", "0.3", "--out", str(out), "--resume"]) == 0
+    assert len(read_records(out)) == 2
+
+
 def test_a_refused_output_file_is_never_replaced(tmp_path, capsys):
     out = tmp_path / "res"
     assert main([*ADHOC, "--budget", "0.1", "--out", str(out)]) == 0

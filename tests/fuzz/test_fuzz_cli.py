@@ -173,7 +173,7 @@ GMM = ["optimum", "binary-gmm", "--param", "prior=0.5", "--param", "mu=1", "--pa
 # (argv with one slot "{}", the name the error must mention or "", the predicate of a VALID value: drawn values
 # that satisfy it are skipped, so every example is bad input by an independent rule, not by privbench's own)
 SLOTS = [
-    ([*OPT[:3], "m={}", *OPT[4:]], "m", int_in(2, 1000)),
+    ([*OPT[:3], "m={}", *OPT[4:]], "m", int_in(2, 256)),
     ([*OPT[:5], "p={}", *OPT[6:]], "p", float_in(0.0, 1.0)),
     ([*OPT[:-1], "{}"], "budget", float_in(0.0, math.inf)),
     ([*OPT[:7], "{}", *OPT[8:]], "observation", one_of("useful", "full")),
