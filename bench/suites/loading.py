@@ -158,6 +158,9 @@ def expand(exp: dict[str, Any], ename: str, suite: str, top: dict[str, Any], tab
     if not isinstance(budgets, list) or not budgets:
         raise InputError(f"{where}: 'budgets' must be a non-empty list of numbers")
     reps = d_reps if reps_cli is not None else count(exp.get("reps", d_reps), "reps", where)
+    for k in ("n_train", "n_eval"):  # an explicit null is no size (leaving the key out gives the default)
+        if (k in exp and exp[k] is None) or (k not in exp and k in top and top[k] is None):
+            raise InputError(f"{where}: {k}=null is not a sample size (leave the key out for the default)")
     grid = {k: as_list(exp.get(k, top.get(k) if k in ("n_train", "n_eval") else None)) for k in GRID_KEYS}
     picks, strict = learner_picks(exp.get("learners", "all"), table, ename, override, where)
     declared = len(plist) * reps * max(1, len(picks)) * math.prod(len(v) for v in grid.values())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import gzip
 import json
+import math
 import os
 import shutil
 import stat
@@ -406,3 +407,70 @@ def test_fuzz_idx_files(data):
     with sandbox() as box:
         (box / "f.idx").write_bytes(data)
         check(api_outcome("idx-files", f"read_idx {data[:24]!r}", read_idx, box / "f.idx"))
+
+
+# ---------------------------------------------------------------- generated values in suite and baseline files
+
+SCALAR = st.one_of(st.integers().map(str), st.floats().map(repr),
+                   st.text(st.characters(blacklist_characters="\n\r:#{}[],&*!|>'\"%@`\\", blacklist_categories=("Cs",
+                                                                                                               "Cc")),
+                           max_size=16),
+                   st.sampled_from([".nan", ".inf", "-.inf", "0x10", "1_000", "true", "~", "null", "1e3", "10001",
+                                    "0", "-1", "1.0", "2.5", "99999999999999999999"]))
+
+
+def strict_int(v, lo, hi):
+    return isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+
+
+def positive_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+# (line of TINY_SUITE to replace, its replacement with "{}", the key, a predicate of a VALID parsed value)
+SUITE_SLOTS = [("reps: 1", "reps: {}", "reps", lambda v: strict_int(v, 1, 10_000)),
+               ("n_train: 200", "n_train: {}", "n_train", lambda v: strict_int(v, 2, 10_000_000)),
+               ("n_eval: 200", "n_eval: {}", "n_eval", lambda v: strict_int(v, 2, 10_000_000)),
+               ("reps: 1", "reps: 1\ntimeout: {}", "timeout", positive_number)]
+
+
+def finite_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+BASELINE_SLOTS = {"gap": finite_number, "tol": lambda v: finite_number(v) and v >= 0,
+                  "reps": lambda v: strict_int(v, 1, 10**18), "learner": lambda v: isinstance(v, str)}
+JSON_VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=10),
+                        st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(),
+                                                                               max_size=2))
+
+
+@given(st.booleans(), st.sampled_from(range(len(SUITE_SLOTS))), SCALAR, st.sampled_from(sorted(BASELINE_SLOTS)),
+       JSON_VALUES, st.booleans())
+@fuzz_settings(weight=2)
+def test_fuzz_generated_file_values(suite_file, slot, scalar, field, value, nested):
+    import yaml
+
+    with sandbox() as box:
+        (box / "suite.yaml").write_text(TINY_SUITE)
+        if suite_file:
+            old, new, key, valid = SUITE_SLOTS[slot]
+            text = TINY_SUITE.replace(old, new.replace("{}", scalar), 1)
+            try:
+                parsed = yaml.safe_load(text)
+                assume(not (isinstance(parsed, dict) and valid(parsed.get(key))))
+            except yaml.YAMLError:
+                pass  # not YAML at all: bad input too
+            (box / "suite.yaml").write_text(text)
+            argv = ["run", "--suite", "suite.yaml", *RUN, "--out", "out"]
+            names, note = ["suite"], text
+        else:
+            assume(not BASELINE_SLOTS[field](value))
+            stat = {**GOOD_ENTRY, field: value}
+            entry = {**GOOD_ENTRY, "by_learner": {"identity": stat}} if nested and field != "learner" else stat
+            (box / "b.json").write_text(json.dumps({"format": "privbench-baselines/1",
+                                                    "entries": {"tiny|symmetric-pair-m3-p0.3|full|mi||0.1": entry}}))
+            argv = ["check", "--learner", "randomized-response", "--suite", "suite.yaml", "--baselines", "b.json",
+                    "--jobs", "1"]
+            names, note = ["b.json"], f"{field}={value!r} nested={nested}"
+        check(invoke("generated-file-values", argv, box, out="out", names=names, note=note))
