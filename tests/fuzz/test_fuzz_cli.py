@@ -20,7 +20,7 @@ from harness import check, fuzz_settings, invoke, sandbox  # noqa: E402
 BASE = ["--scenario", "symmetric-pair", "--param", "m=3", "--param", "p=0.3", "--observation", "full",
         "--learner", "randomized-response", "--budget", "0.1", "--n-train", "200", "--n-eval", "200",
         "--jobs", "1", "--quiet"]
-JUNK = st.sampled_from(["", " ", "abc", "nan", "NaN", "inf", "-inf", "1e309", "-1", "0", "1e20", "0x10", "1_0",
+JUNK = st.sampled_from(["", " ", "abc", "nan", "NaN", "inf", "-inf", "1e309", "-1", "0", "1e20", "0x10",
                         "99999999999999999999999", "3000000000000", "-0", "1.5", "None", "[]", "{}", "\x00",
                         "é", "1e-400", "--", "=", "m=3"])
 HUGE_INT = st.integers(min_value=10**12, max_value=10**40).map(str)
@@ -189,6 +189,7 @@ SLOTS = [
     (["run", *base(), "--timeout={}"], "timeout", float_in(0.0, math.inf, open_lo=True)),
     (["run", *base(learner="ppan"), "--learner-param", "steps={}"], "steps", int_in(1, 1_000_000)),
     (["run", *base(learner="ppan"), "--learner-param", "lr={}"], "lr", float_in(0.0, math.inf, open_lo=True)),
+    (["list", "{}"], "", one_of("scenarios", "learners")),
     (["report", "{}"], "", lambda t: False),
     (["compare", "{}", "{}"], "", lambda t: False),
     (["check", "--learner={}", "--jobs", "1"], "", lambda t: t.strip() in KNOWN_LEARNERS),

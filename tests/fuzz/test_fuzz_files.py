@@ -431,7 +431,7 @@ def positive_number(v):
 SUITE_SLOTS = [("reps: 1", "reps: {}", "reps", lambda v: strict_int(v, 1, 10_000)),
                ("n_train: 200", "n_train: {}", "n_train", lambda v: strict_int(v, 2, 10_000_000)),
                ("n_eval: 200", "n_eval: {}", "n_eval", lambda v: strict_int(v, 2, 10_000_000)),
-               ("reps: 1", "reps: 1\ntimeout: {}", "timeout", positive_number)]
+               ("reps: 1", "reps: 1\ntimeout: {}", "timeout", lambda v: v is None or positive_number(v))]  # null: none
 
 
 def finite_number(v):
