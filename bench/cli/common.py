@@ -54,12 +54,12 @@ def count_type(flag: str, minimum: int, maximum: int):
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} {text!r} is not an integer") from None
+            raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
         if value < minimum:
-            raise argparse.ArgumentTypeError(f"{flag} {text!r} must be >= {minimum}")
+            raise argparse.ArgumentTypeError(f"{flag}={value} must be an integer >= {minimum}")
         if value > maximum:
-            raise argparse.ArgumentTypeError(f"{flag} {text!r} exceeds the limit {maximum} "
-                                             "(privbench.datasets.limits, README 'Limits')")
+            raise argparse.ArgumentTypeError(f"{flag}={value} exceeds the limit {maximum} "
+                                             "(privbench.datasets.limits)")
         return value
 
     parse.__name__ = flag.lstrip("-").replace("-", "_")

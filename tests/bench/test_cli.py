@@ -146,7 +146,7 @@ def test_seeds_zero_is_refused_for_a_suite(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["run", "--suite", "quick", "--seeds", "0"])
     err = capsys.readouterr().err
-    assert exc.value.code == 2 and err.endswith("--seeds '0' must be >= 1 (see 'privbench run --help')\n")
+    assert exc.value.code == 2 and err.endswith("--seeds=0 must be an integer >= 1 (see 'privbench run --help')\n")
     assert err.count("\n") == 1
 
 
