@@ -108,12 +108,61 @@ def read_baselines(path: str | os.PathLike) -> dict[str, Any]:
         raise InputError(f"baseline file {str(path)!r} does not exist (make one with 'privbench check "
                          "--write-baselines')")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
+    except RecursionError:
+        raise InputError(f"baseline file {str(path)!r} is nested too deeply to be a baseline file") from None
     except (OSError, ValueError) as exc:
-        raise InputError(f"baseline file {str(path)!r} is not valid JSON ({exc})") from None
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"baseline file {str(path)!r} is not valid JSON ({msg})") from None
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT or not isinstance(data.get("entries"), dict):
         raise InputError(f"baseline file {str(path)!r} is not a privbench baseline file ({BASELINE_FORMAT})")
+    problem = baseline_problem(data["entries"])
+    if problem:
+        raise InputError(f"baseline file {str(path)!r}: {problem} (see privbench.bench.check, the schema)")
     return data
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a baseline may hold")
+
+
+def baseline_problem(entries: dict[str, Any]) -> str:
+    """The first way ``entries`` breaks the schema, or "".
+
+    Schema: a non-empty mapping point key -> ``{"gap": finite, "tol": finite >= 0,
+    "learner": str, "reps": int >= 1, "by_learner": {learner: {"gap", "tol", "reps"}}}``
+    (``by_learner`` optional).
+    """
+    if not entries:
+        return "'entries' is empty: there is nothing to check against"
+    for key, e in entries.items():
+        if not isinstance(e, dict):
+            return f"entry {key[:80]!r} is {type(e).__name__}, not a mapping"
+        if not isinstance(e.get("learner"), str):
+            return f"entry {key[:80]!r} has learner={e.get('learner')!r} (a name is required)"
+        if not isinstance(e.get("by_learner", {}), dict):
+            return f"entry {key[:80]!r} has by_learner of type {type(e['by_learner']).__name__} (a mapping)"
+        stats = [("", e)] + [(f" by_learner {n!r}", s) for n, s in (e.get("by_learner") or {}).items()]
+        for where, s in stats:
+            bad = stat_problem(s)
+            if bad:
+                return f"entry {key[:80]!r}{where}: {bad}"
+    return ""
+
+
+def stat_problem(s: Any) -> str:
+    """What is wrong with one ``{"gap", "tol", "reps"}`` record, or ""."""
+    if not isinstance(s, dict):
+        return f"{type(s).__name__} is not a mapping"
+    for name, low in (("gap", None), ("tol", 0.0)):
+        v = s.get(name)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or (
+                low is not None and v < low):
+            return f"{name}={v!r} must be a finite number" + (" >= 0" if low is not None else "")
+    reps = s.get("reps")
+    if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
+        return f"reps={reps!r} must be an integer >= 1"
+    return ""
 
 
 def check_against(df: pd.DataFrame, baselines: dict[str, Any]) -> tuple[list[str], list[str], int]:

@@ -131,6 +131,8 @@ def check_options(backend: str, scheduler: str | None, jobs: Any, timeout: Any, 
         raise InputError(f"backend={backend!r} is unknown (allowed: {', '.join(BACKENDS)})")
     if scheduler and backend != "dask":
         raise InputError("--scheduler needs --backend dask")
+    if scheduler:
+        probe_scheduler(scheduler)
     jobs = default_jobs() if jobs is None else jobs
     jobs = check_int("jobs", jobs, 1)
     if timeout is not None and not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
@@ -140,6 +142,28 @@ def check_options(backend: str, scheduler: str | None, jobs: Any, timeout: Any, 
 
         resolve_device(device)
     return jobs
+
+
+def probe_scheduler(address: str, timeout: float = 5.0) -> None:
+    """InputError when a ``tcp://host:port`` (or ``host:port``) scheduler does not accept a connection within
+    ``timeout`` seconds, before the results directory is touched; other schemes are left to Dask."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if "://" in address and not address.startswith("tcp://"):
+        return
+    try:
+        parts = urlsplit(address if "://" in address else f"tcp://{address}")
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not host or port is None:
+        raise InputError(f"--scheduler {address!r} is not an address such as tcp://10.0.0.5:8786")
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        raise InputError(f"Dask scheduler {address!r} is unreachable ({exc.strerror or exc}, "
+                         f"within {timeout:g} s)") from None
 
 
 def plan(cases: list[Case], stored: dict[str, str], retry_failed: bool, resume: bool, out: Any,

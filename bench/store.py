@@ -27,6 +27,7 @@ import json
 import os
 import secrets
 import socket
+import stat
 import tempfile
 import time
 from dataclasses import dataclass
@@ -36,12 +37,16 @@ from typing import Any, Iterable
 from privbench.datasets.errors import InputError
 from privbench.datasets.vocabulary import STATUSES
 
+from .parts import DIGEST_KEY, check_part_values, content_digest
 from .records import BOOL, COLUMN_NAMES, COLUMNS, FLOAT, INT, STR, Record, now
 
 MARKER = "privbench-results.json"
 FORMAT = "privbench-results/1"
 
-ESSENTIAL = ("case_id", "status", "budget")  # columns every part must have
+#: Columns every part must have (the identity of a row and what report and check read).
+ESSENTIAL = ("case_id", "suite", "experiment", "scenario", "scenario_id", "observation", "privacy", "learner",
+             "budget", "rep", "status", "error", "leakage", "distortion", "optimum_at_distortion", "gap",
+             "overshoot", "started_at", "finished_at", "run_id")
 
 
 def schema():
@@ -159,7 +164,7 @@ class ResultsDir:
         """case_id -> best status stored (``ok`` beats ``failed``/``timeout``); of case ``key`` if given."""
         out: dict[str, str] = {}
         for part in self.parts(key):
-            tab = _read_part(part, columns=["case_id", "status"])
+            tab = _read_part(part)  # whole: a corrupted part is refused before a run adds to the directory
             for cid, st in zip(tab.column("case_id").to_pylist(), tab.column("status").to_pylist()):
                 if out.get(cid) != "ok":
                     out[cid] = st
@@ -183,23 +188,30 @@ class ResultsDir:
         import pyarrow.parquet as pq
 
         table = pa.Table.from_pylist([_conform(r) for r in rows], schema=schema())
+        table = table.replace_schema_metadata({DIGEST_KEY: content_digest(table)})
         final = self.records_dir / f"part-{key}-{run_id}.parquet"
-        fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", suffix=".parquet", dir=self.records_dir)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                pq.write_table(table, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+            fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", suffix=".parquet", dir=self.records_dir)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    pq.write_table(table, fh, write_page_checksum=True)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, final)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        except OSError as exc:  # a full disk: name the directory (fsync's error names no file)
+            raise OSError(exc.errno, exc.strerror or str(exc), str(self.records_dir)) from None
         _fsync_dir(self.records_dir)
         return final
 
     def write_manifest(self, run_id: str, info: dict[str, Any]) -> None:
         """Write (or update) this run's manifest ``runs/<run_id>.json`` atomically."""
-        atomic_write_text(self.path / "runs" / f"{run_id}.json", json.dumps(info, indent=1, default=str))
+        try:
+            atomic_write_text(self.path / "runs" / f"{run_id}.json", json.dumps(info, indent=1, default=str))
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror or str(exc), str(self.path / "runs")) from None
 
     def clean_stale_temporaries(self) -> int:
         """Remove ``.tmp-<pid>-*`` files left by dead processes of this host; returns the count."""
@@ -279,14 +291,19 @@ def _read_part(path: Path, columns: list[str] | None = None):
 
     try:
         names = pq.read_schema(path).names
-        missing = [c for c in (columns or ESSENTIAL) if c not in names]
-        tab = None if missing else pq.read_table(path, columns=columns)
+        missing = [c for c in (*ESSENTIAL, *(columns or ())) if c not in names]
+        tab = None if missing else pq.read_table(path, columns=columns, page_checksum_verification=True)
     except Exception as exc:  # noqa: BLE001 - any failure to parse is a corrupted file
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"results file {str(path)!r} is corrupted ({msg}); move it away and rerun with "
                          "--resume to recompute its cases") from None
     if missing:
         raise InputError(f"results file {str(path)!r} is not a privbench part (no column {missing[0]!r})")
+    check_part_values(path, tab)
+    stored = (tab.schema.metadata or {}).get(DIGEST_KEY.encode())
+    if columns is None and stored is not None and stored.decode() != content_digest(tab):
+        raise InputError(f"results file {str(path)!r} is corrupted (its content does not match its digest); "
+                         "move it away and rerun with --resume to recompute its cases")
     if columns is None:
         import pyarrow as pa
 
@@ -324,6 +341,8 @@ def _fsynced_temp(directory: Path, text: str) -> str:
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` atomically (fsynced temporary file, then rename), creating its folder."""
     path = Path(path)
+    if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+        raise InputError(f"{str(path)!r} exists and is not a regular file: not replaced")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _fsynced_temp(path.parent, text)
     try:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError
+from .limits import MAX_MAGNITUDE, MIN_SCALE
 
 
 def check_finite(name: str, value: Any) -> float:
@@ -24,6 +25,22 @@ def check_finite(name: str, value: Any) -> float:
         raise InputError(f"{name}={value!r} is not a number") from None
     if not math.isfinite(v):
         raise InputError(f"{name}={value!r} must be a finite number")
+    return v
+
+
+def check_magnitude(name: str, value: Any, limit: float = MAX_MAGNITUDE) -> float:
+    """Return ``value`` as a finite float of magnitude <= ``limit`` (:data:`~.limits.MAX_MAGNITUDE`)."""
+    v = check_finite(name, value)
+    if abs(v) > limit:
+        raise InputError(f"{name}={value!r} is too large (the limit is {limit:g} in magnitude)")
+    return v
+
+
+def check_scale(name: str, value: Any) -> float:
+    """A positive scale (standard deviation, variance) in [:data:`~.limits.MIN_SCALE`, :data:`~.limits.MAX_MAGNITUDE`]."""
+    v = check_positive(name, value)
+    if not MIN_SCALE <= v <= MAX_MAGNITUDE:
+        raise InputError(f"{name}={value!r} is outside [{MIN_SCALE:g}, {MAX_MAGNITUDE:g}] (the documented limits)")
     return v
 
 
@@ -48,14 +65,18 @@ def is_int(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, np.integer))
 
 
-def check_int(name: str, value: Any, minimum: int | None = None, what: str = "") -> int:
-    """Return ``value`` as int if it is an integer >= ``minimum``, else raise :class:`InputError`.
+def check_int(name: str, value: Any, minimum: int | None = None, what: str = "",
+              maximum: int | None = None) -> int:
+    """Return ``value`` as int if it is an integer in [``minimum``, ``maximum``], else raise :class:`InputError`.
 
-    ``what`` (optional) is appended to the message in parentheses.
+    ``what`` (optional) is appended to the message in parentheses; ``maximum`` is a
+    documented limit (:mod:`privbench.datasets.limits`) and named as such.
     """
     if not is_int(value) or (minimum is not None and value < minimum):
         bound = f" >= {minimum}" if minimum is not None else ""
         raise InputError(f"{name}={value!r} must be an integer{bound}" + (f" ({what})" if what else ""))
+    if maximum is not None and value > maximum:
+        raise InputError(f"{name}={value!r} exceeds the limit {maximum} (privbench.datasets.limits)")
     return int(value)
 
 

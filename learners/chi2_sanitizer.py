@@ -65,6 +65,7 @@ import numpy as np
 import torch
 
 from privbench.datasets.errors import InputError
+from privbench.datasets.limits import MAX_HYPER_INT
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
@@ -163,8 +164,9 @@ class Chi2Sanitizer(Learner):
             if getattr(self, key) is not None:
                 hp[key] = getattr(self, key)
         for key in ("steps", "batch_size", "hidden", "layers", "critic_steps"):
-            if isinstance(hp[key], bool) or not isinstance(hp[key], (int, np.integer)) or hp[key] < 1:
-                raise InputError(f"{key}={hp[key]!r} must be a positive integer")
+            v = hp[key]
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= MAX_HYPER_INT:
+                raise InputError(f"{key}={hp[key]!r} must be an integer in [1, {MAX_HYPER_INT}]")
         if hp["layers"] < 2:
             raise InputError(f"layers={hp['layers']!r} must be >= 2")
         for key in ("lr", "critic_lr"):

@@ -56,6 +56,7 @@ import numpy as np
 import torch
 
 from privbench.datasets.errors import InputError
+from privbench.datasets.limits import MAX_HYPER_INT
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
@@ -163,8 +164,9 @@ class LatentFilter(Learner):
             if getattr(self, key) is not None:
                 hp[key] = getattr(self, key)
         for key in ("latent_dim", "hidden", "batch_size", "adv_hidden", "adv_steps"):
-            if isinstance(hp[key], bool) or not isinstance(hp[key], (int, np.integer)) or hp[key] < 1:
-                raise InputError(f"{key}={hp[key]!r} must be a positive integer")
+            v = hp[key]
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= MAX_HYPER_INT:
+                raise InputError(f"{key}={hp[key]!r} must be an integer in [1, {MAX_HYPER_INT}]")
         for key in ("vae_steps", "filter_steps"):
             if isinstance(hp[key], bool) or not isinstance(hp[key], (int, np.integer)) or hp[key] < 0:
                 raise InputError(f"{key}={hp[key]!r} must be a non-negative integer")

@@ -54,6 +54,7 @@ import numpy as np
 import torch
 
 from privbench.datasets.errors import InputError
+from privbench.datasets.limits import MAX_HYPER_INT
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
@@ -247,8 +248,8 @@ class _PPANContinuous(Learner):
 
 
 def _check_int(name: str, value: Any, lo: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
-        raise InputError(f"{name}={value!r} must be an integer >= {lo}")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= MAX_HYPER_INT:
+        raise InputError(f"{name}={value!r} must be an integer in [{lo}, {MAX_HYPER_INT}]")
 
 
 def _check_number(name: str, value: Any, lo: float | None = None, hi: float | None = None,

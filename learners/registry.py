@@ -24,6 +24,7 @@ import importlib
 import json
 import os
 import pkgutil
+import re
 import warnings
 from importlib.metadata import entry_points
 from typing import Any
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from privbench.datasets.errors import InputError
 from privbench.datasets.tasks import Task
+from privbench.datasets.validate import check_budget
 
 from .base import FORMAT, MECHANISM_TYPES, Learner, Mechanism
 
@@ -39,6 +41,8 @@ _REGISTRY: dict[str, type[Learner]] = {}
 _PLUGIN_ERRORS: dict[str, str] = {}
 _LOADED = False
 ENTRY_POINT_GROUP = "privbench.learners"
+#: A ``--learner module:Class`` spec: dotted Python names on both sides.
+SPEC = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
 def register(cls: type[Learner], name: str | None = None, replace: bool = False) -> type[Learner]:
@@ -96,23 +100,51 @@ def plugin_errors() -> dict[str, str]:
 def resolve_learner(spec: str) -> type[Learner]:
     """A learner class from a registered name or a ``module:Class`` spec."""
     if ":" in spec:
-        mod_name, _, attr = spec.partition(":")
-        try:
-            mod = importlib.import_module(mod_name)
-        except ImportError as exc:
-            raise InputError(f"--learner {spec!r}: cannot import module {mod_name!r} ({exc})") from None
-        obj: Any = mod
-        for part in attr.split("."):
-            if not hasattr(obj, part):
-                raise InputError(f"--learner {spec!r}: module {mod_name!r} has no attribute {attr!r}")
-            obj = getattr(obj, part)
-        if not (isinstance(obj, type) and issubclass(obj, Learner)):
-            raise InputError(f"--learner {spec!r} is not a privbench Learner subclass")
-        return obj
+        return check_declared(spec, plugin_class(spec))
     table = available()
     if spec not in table:
         raise InputError(f"learner {spec!r} is unknown (allowed: {', '.join(table)}, or module:Class)")
     return table[spec]
+
+
+def plugin_class(spec: str) -> Any:
+    """The object ``module:Attr`` names; InputError (one line) for a bad spec or a module that fails to import."""
+    mod_name, _, attr = spec.partition(":")
+    if not SPEC.fullmatch(spec):
+        raise InputError(f"--learner {spec!r} is not of the form module:Class (dotted Python names)")
+    try:
+        mod = importlib.import_module(mod_name)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - ImportError, SyntaxError, SystemExit, anything it raises
+        raise InputError(f"--learner {spec!r}: cannot import module {mod_name!r} "
+                         f"({type(exc).__name__}: {one_line(exc)})") from None
+    obj: Any = mod
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except Exception:  # noqa: BLE001 - a module __getattr__ may raise anything
+            raise InputError(f"--learner {spec!r}: module {mod_name!r} has no attribute {attr!r}") from None
+    if not (isinstance(obj, type) and issubclass(obj, Learner)):
+        raise InputError(f"--learner {spec!r} is not a privbench Learner subclass")
+    return obj
+
+
+def check_declared(spec: str, cls: type[Learner]) -> type[Learner]:
+    """``cls`` if its declarations (name, serves, observations, privacies, test_params) have the documented types."""
+    for attr in ("serves", "observations", "privacies", "protocols"):
+        value = getattr(cls, attr, None)
+        if not isinstance(value, (tuple, list)) or not all(isinstance(v, str) for v in value):
+            raise InputError(f"--learner {spec!r}: {attr}={value!r} must be a tuple of names")
+    if not isinstance(getattr(cls, "test_params", None), dict):
+        raise InputError(f"--learner {spec!r}: test_params={getattr(cls, 'test_params', None)!r} must be a dict")
+    return cls
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type name if it has none)."""
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
 
 
 def make_learner(spec: str, **params: Any) -> Learner:
@@ -120,8 +152,10 @@ def make_learner(spec: str, **params: Any) -> Learner:
     cls = resolve_learner(spec)
     try:
         return cls(**params)
-    except TypeError as exc:
-        raise InputError(f"learner {spec!r}: bad hyper-parameters ({exc})") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a plug-in's constructor may raise anything
+        raise InputError(f"learner {spec!r}: bad hyper-parameters ({type(exc).__name__}: {one_line(exc)})") from None
 
 
 def load_mechanism(path: str | os.PathLike, plugins: bool = True) -> Mechanism:
@@ -152,6 +186,13 @@ def load_mechanism(path: str | os.PathLike, plugins: bool = True) -> Mechanism:
     kind = blob.get("type")
     if kind not in MECHANISM_TYPES:
         raise InputError(f"{str(path)!r} holds mechanism type {kind!r} (known: {', '.join(sorted(MECHANISM_TYPES))})")
-    task = Task.from_dict(json.loads(blob["task"]))
-    return MECHANISM_TYPES[kind]._from_state(task, float(blob["budget"]), json.loads(blob["info"]),
-                                             json.loads(blob["config"]), dict(blob["tensors"]))
+    try:
+        task = Task.from_dict(json.loads(blob["task"]))
+        budget = check_budget(blob["budget"])
+        parts = [json.loads(blob[k]) for k in ("info", "config")]
+        if not all(isinstance(p, dict) for p in parts):
+            raise InputError("info and config must be JSON objects")
+        return MECHANISM_TYPES[kind]._from_state(task, budget, parts[0], parts[1], dict(blob["tensors"]))
+    except (InputError, ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as exc:
+        raise InputError(f"{str(path)!r} is a malformed privbench mechanism file "
+                         f"({type(exc).__name__}: {one_line(exc)})") from None

@@ -9,8 +9,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from privbench.bench.cli.common import DEVICES, EXIT_CHECK_FAILED, command_line, param
+from privbench.bench.cli.common import DEVICES, EXIT_CHECK_FAILED, command_line, count_type, param
 from privbench.datasets.errors import InputError
+from privbench.datasets.limits import MAX_JOBS
 
 
 def add_check(sub: Any) -> None:
@@ -25,7 +26,7 @@ def add_check(sub: Any) -> None:
     chk.add_argument("--baselines", metavar="FILE", help="baseline file (default: results/baselines/SUITE.json)")
     chk.add_argument("--out", metavar="DIR", help="keep the run's results here (default: a temporary directory)")
     chk.add_argument("--resume", action="store_true", help="continue a run in --out")
-    chk.add_argument("--jobs", type=int, default=None, metavar="N")
+    chk.add_argument("--jobs", type=count_type("--jobs", 1, MAX_JOBS), default=None, metavar="N")
     chk.add_argument("--device", choices=DEVICES, default="cpu")
     chk.add_argument("--write-baselines", action="store_true",
                      help="instead of checking: run the suite's own learners and write the baseline file")
@@ -49,6 +50,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                             timeout=suite.timeout, resume=args.resume, command=command)
         print(summary.line())
         df = read_records(out)
+        ids = {i for case in suite.cases for i in case.case_ids()}
+        df = df[df["case_id"].isin(ids)]  # --resume into a directory holding other learners' rows
     if args.write_baselines:
         path = write_baselines(make_baselines(df, suite.name, command), baseline_file)
         print(f"wrote {path}")
@@ -59,6 +62,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     for line in failures:
         print(f"REGRESSION: {line}")
     print(f"{checked} points checked against {baseline_file}: {len(failures)} regression(s)")
+    if not checked and not failures:
+        print(f"FAILED: no point of this run has a baseline in {baseline_file}: a check that checked nothing "
+              "does not pass", file=sys.stderr)
+        return EXIT_CHECK_FAILED
     return EXIT_CHECK_FAILED if failures else 0
 
 

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
+import stat
 import sys
+from pathlib import Path
 from typing import Sequence
 
 from privbench.datasets.errors import InputError
 
 EXIT_BAD_INPUT = 2
 EXIT_CHECK_FAILED = 1
+#: ``privbench run`` finished, but a case failed, timed out or was stored inconsistent.
+EXIT_CASES_FAILED = 1
+#: A file or directory could not be read or written (a full disk, a permission): EX_IOERR of sysexits.h.
+EXIT_IO_ERROR = 74
 EXIT_INTERRUPTED = 130
 #: Where learners train (``--device``); ``auto``: cuda if available.
 DEVICES = ("auto", "cpu", "cuda")
@@ -38,6 +45,46 @@ def budget(text: str) -> float:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"--budget {text!r} is not a number") from None
+
+
+def count_type(flag: str, minimum: int, maximum: int):
+    """argparse type of an integer option in [``minimum``, ``maximum``] (a documented limit)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{flag}={value} must be an integer >= {minimum}")
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"{flag}={value} exceeds the limit {maximum} "
+                                             "(privbench.datasets.limits)")
+        return value
+
+    parse.__name__ = flag.lstrip("-").replace("-", "_")
+    return parse
+
+
+def check_output_file(flag: str, path: str | None) -> None:
+    """An output file option: a new path in an existing directory, or an existing regular file.
+
+    Anything else (an empty name, a directory, a device, a FIFO, a socket, a symbolic
+    link) is refused, so that the atomic rename never replaces what is at ``path``.
+    """
+    if path is None:
+        return
+    if not path.strip():
+        raise InputError(f"{flag} {path!r} is empty (give a file name)")
+    p = Path(path)
+    if os.path.lexists(p):
+        mode = os.lstat(p).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a symbolic link" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode)
+                    else "not a regular file")
+            raise InputError(f"{flag} {path!r} is {kind}; give a regular file or a new path")
+    elif not p.parent.is_dir():
+        raise InputError(f"{flag} {path!r}: directory {str(p.parent)!r} does not exist")
 
 
 def unique_params(flag: str, pairs: list[tuple[str, str]]) -> dict[str, str]:

@@ -7,7 +7,7 @@ import sys
 from typing import Sequence
 
 from privbench.bench.cli.check import add_check
-from privbench.bench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, OneLineParser
+from privbench.bench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_IO_ERROR, OneLineParser
 from privbench.bench.cli.optimum import add_list, add_optimum
 from privbench.bench.cli.report import add_compare, add_report
 from privbench.bench.cli.run import add_run
@@ -33,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (also used by the console script).
 
-    Bad input prints one line on stderr and returns 2 (:data:`EXIT_BAD_INPUT`), never a traceback.
+    Bad input prints one line on stderr and returns 2 (:data:`EXIT_BAD_INPUT`), never a traceback;
+    a file that cannot be written or read (a full disk) one line and 74 (:data:`EXIT_IO_ERROR`).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -42,6 +43,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         sys.stderr.write(f"privbench: error: {exc}\n")
         return EXIT_BAD_INPUT
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        sys.stderr.write(f"privbench: error: I/O failure: {exc.strerror or exc}{where}; results already stored "
+                         "are intact (continue with --resume)\n")
+        return EXIT_IO_ERROR
     except KeyboardInterrupt:
         sys.stderr.write("privbench: interrupted\n")
         return EXIT_INTERRUPTED

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from privbench.bench.cli.common import command_line
+from privbench.bench.cli.common import check_output_file, command_line
 from privbench.datasets.errors import InputError
 
 
@@ -41,6 +41,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from privbench.bench.reports import gap_table, no_optimum_table, suite_metadata
     from privbench.bench.store import read_records
 
+    check_output_file("--html", args.html)
+    check_output_file("--markdown", args.markdown)
     df = read_records(args.dir)
     if df.empty:
         raise InputError(f"results directory {args.dir!r} holds no records yet")
@@ -90,7 +92,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from privbench.bench.reports import compare
     from privbench.bench.store import read_records
 
+    check_output_file("--csv", args.csv)
     a, b = read_records(args.dir_a), read_records(args.dir_b)
+    for name, df in ((args.dir_a, a), (args.dir_b, b)):
+        if df.empty:
+            raise InputError(f"results directory {name!r} holds no records yet")
     res = compare(a, b)
     if res.empty:
         print("no common successful cases")
@@ -104,5 +110,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
           f"within noise: {int((~both['beyond_noise']).sum())}, ties: {int((res['better'] == 'tie').sum())}, "
           f"compared: {len(both) + int((res['better'] == 'tie').sum())}")
     if args.csv:
-        res.to_csv(args.csv, index=False)
+        from privbench.bench.store import atomic_write_text
+
+        atomic_write_text(args.csv, res.to_csv(index=False))
     return 0

@@ -7,8 +7,10 @@ import os
 import sys
 from typing import Any
 
-from privbench.bench.cli.common import DEVICES, EXIT_INTERRUPTED, budget, command_line, param, unique_params
+from privbench.bench.cli.common import (DEVICES, EXIT_CASES_FAILED, EXIT_INTERRUPTED, budget, check_output_file,
+                                        command_line, count_type, param, unique_params)
 from privbench.datasets.errors import InputError
+from privbench.datasets.limits import MAX_JOBS, MAX_REPS, MAX_SAMPLES
 from privbench.datasets.vocabulary import OBSERVATIONS, PRIVACIES
 
 RUN_EPILOG = """\
@@ -19,7 +21,9 @@ finished case in DIR/records/; read them with 'privbench report DIR'.  Each case
 is a hash of its parameters and repetition: the same command gives the same numbers.
 A directory already holding cases of this run is refused unless --resume is given
 (then finished cases are skipped).  A case that fails or exceeds --timeout is recorded
-with its error and the run goes on.
+with its error and the run goes on.  Exit status: 0 when every case is ok; 1 when a case
+failed, timed out or was stored inconsistent; 2 bad input (nothing run); 74 a file could
+not be written (a full disk: what is stored is intact, continue with --resume); 130 Ctrl-C.
 
 examples:
   privbench run --suite quick
@@ -65,11 +69,11 @@ def add_what(what: Any) -> None:
                       help="ad-hoc: learner hyper-parameter (repeatable; applies to every --learner)")
     what.add_argument("--budget", type=budget, action="append", default=[], metavar="B",
                       help="ad-hoc: distortion budget (repeatable; trained as one batched fit)")
-    what.add_argument("--n-train", type=int, default=None, metavar="N",
+    what.add_argument("--n-train", type=count_type("--n-train", 2, MAX_SAMPLES), default=None, metavar="N",
                       help="ad-hoc: training samples (default 20000)")
-    what.add_argument("--n-eval", type=int, default=None, metavar="N",
+    what.add_argument("--n-eval", type=count_type("--n-eval", 2, MAX_SAMPLES), default=None, metavar="N",
                       help="ad-hoc: fresh evaluation samples (default 20000)")
-    what.add_argument("--seeds", type=int, default=None, metavar="N",
+    what.add_argument("--seeds", type=count_type("--seeds", 1, MAX_REPS), default=None, metavar="N",
                       help="repetitions per case (default: the suite's, 1 ad hoc)")
 
 
@@ -79,7 +83,7 @@ def add_how(how: Any) -> None:
     how.add_argument("--resume", action="store_true", help="continue into DIR, skipping cases already stored")
     how.add_argument("--retry-failed", action="store_true",
                      help="with --resume: run again cases stored as failed or timed out")
-    how.add_argument("--jobs", type=int, default=None, metavar="N",
+    how.add_argument("--jobs", type=count_type("--jobs", 1, MAX_JOBS), default=None, metavar="N",
                      help="parallel worker processes (default: the CPU cores available)")
     how.add_argument("--device", choices=DEVICES, default="auto",
                      help="where learners train (default auto: cuda if available)")
@@ -90,7 +94,7 @@ def add_how(how: Any) -> None:
     how.add_argument("--timeout", type=float, default=None, metavar="S",
                      help="per-case time limit in seconds; the case is killed and recorded 'timeout' "
                           "(default: the suite's, else none)")
-    how.add_argument("--csv", nargs="?", const="", default=None, metavar="FILE",
+    how.add_argument("--csv", nargs="?", const=True, default=None, metavar="FILE",
                      help="also export the whole results table as CSV (default FILE: DIR/results.csv)")
     how.add_argument("--quiet", action="store_true", help="no progress output")
 
@@ -111,7 +115,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), os.getcwd()]))
     if args.retry_failed and not args.resume:
         raise InputError("--retry-failed needs --resume")
+    check_output_file("--csv", None if args.csv in (None, True) else args.csv)
     out = args.out or os.path.join("results", "runs", suite.name)
+    if args.csv not in (None, True) and os.path.abspath(args.csv) == os.path.abspath(out):
+        raise InputError(f"--csv {args.csv!r} is the results directory itself; give a file name")
     timeout = args.timeout if args.timeout is not None else suite.timeout
     try:
         summary = run_cases(suite.cases, out, suite=suite.name, jobs=args.jobs, device=args.device,
@@ -125,8 +132,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"  {line}")
     print(summary.line())
     if args.csv is not None:
-        print(f"CSV: {export_csv(out, args.csv or os.path.join(out, 'results.csv'))}")
-    return 0
+        print(f"CSV: {export_csv(out, os.path.join(out, 'results.csv') if args.csv is True else args.csv)}")
+    bad = sum(n for status, n in summary.counts.items() if status != "ok")
+    return EXIT_CASES_FAILED if bad else 0
 
 
 def chosen_suite(args: argparse.Namespace) -> Any:
@@ -150,5 +158,5 @@ def chosen_suite(args: argparse.Namespace) -> Any:
         learner_params = unique_params("--learner-param", args.learner_param)
         return adhoc_suite(args.scenario, params, args.observation, args.privacy, args.family,
                            args.learner, learner_params, args.budget, reps=args.seeds or 1,
-                           n_train=args.n_train, n_eval=args.n_eval or DEFAULT_N_EVAL, objective=args.objective)
+                           n_train=args.n_train, n_eval=DEFAULT_N_EVAL if args.n_eval is None else args.n_eval, objective=args.objective)
     raise InputError("privbench run needs --suite NAME or an ad-hoc --scenario (see 'privbench run --help')")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from privbench.bench.suites.case import DEFAULT_N_EVAL, Suite
@@ -30,7 +31,7 @@ def adhoc_suite(scenario: str, params: dict[str, Any], observation: str | None, 
     if not budgets:
         raise InputError("an ad-hoc run needs at least one --budget")
     reps = count(reps, "--seeds", "privbench run", 1)
-    cases = [make_case(name, scenario, scenario, params, observation, privacy, family, lname, learner_params,
-                       budgets, rep, n_train, n_eval, objective)
-             for lname in dict.fromkeys(learners) for rep in range(reps)]
+    firsts = [make_case(name, scenario, scenario, params, observation, privacy, family, lname, learner_params,
+                        budgets, 0, n_train, n_eval, objective) for lname in dict.fromkeys(learners)]
+    cases = [replace(first, rep=rep) for first in firsts for rep in range(reps)]  # validated once per learner
     return Suite(name=name, cases=cases, description="ad-hoc run from the command line", source="command line")

@@ -5,6 +5,8 @@ The file format is described in :mod:`privbench.bench.suites`.
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 from privbench.bench.suites.case import DEFAULT_N_EVAL, Case, Suite, normalize_value
 from privbench.bench.suites.make import default_n_train, make_case, resolve_case, training_objective
 from privbench.datasets.errors import InputError
+from privbench.datasets.limits import MAX_CASES, MAX_REPS, MAX_SAMPLES
 from privbench.datasets.validate import check_int
 
 SUITE_KEYS = {"name", "description", "reps", "n_train", "n_eval", "timeout", "learners", "experiments"}
@@ -75,7 +78,12 @@ def load_suite(spec: str, reps: int | None = None,
         raise InputError(f"suite file {str(path)!r} is not valid YAML{where}: {problem}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"suite file {str(path)!r} cannot be read ({exc})") from None
-    return parse_suite(data, name=name, source=str(path), reps=reps, learners=learners)
+    except RecursionError:
+        raise InputError(f"suite file {str(path)!r} is nested too deeply to be a suite") from None
+    try:
+        return parse_suite(data, name=name, source=str(path), reps=reps, learners=learners)
+    except RecursionError:
+        raise InputError(f"suite file {str(path)!r} is nested too deeply to be a suite") from None
 
 
 def parse_suite(data: Any, name: str, source: str = "<suite>", reps: int | None = None,
@@ -95,7 +103,8 @@ def parse_suite(data: Any, name: str, source: str = "<suite>", reps: int | None 
         raise InputError(f"{where}: 'experiments' must be a non-empty list")
     d_reps = count(data.get("reps", 1), "reps", where) if reps is None else count(reps, "--seeds", where, 1)
     timeout = data.get("timeout")
-    if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not math.isfinite(timeout) or timeout <= 0):
         raise InputError(f"{where}: timeout={timeout!r} must be a positive number of seconds")
     cases: list[Case] = []
     seen: dict[str, str] = {}
@@ -111,6 +120,8 @@ def parse_suite(data: Any, name: str, source: str = "<suite>", reps: int | None 
                                  f"({case.label()})")
             seen[case.key] = ename
             cases.append(case)
+        if len(cases) > MAX_CASES:
+            raise InputError(f"{where}: declares more than {MAX_CASES} cases (privbench.datasets.limits.MAX_CASES)")
     if not cases:
         raise InputError(f"{where}: no case is served by the learner(s) {', '.join(table)}")
     check_on(table, cases, {str(e.get("name") or f"experiment-{i + 1}") for i, e in enumerate(exps)}, where)
@@ -147,8 +158,15 @@ def expand(exp: dict[str, Any], ename: str, suite: str, top: dict[str, Any], tab
     if not isinstance(budgets, list) or not budgets:
         raise InputError(f"{where}: 'budgets' must be a non-empty list of numbers")
     reps = d_reps if reps_cli is not None else count(exp.get("reps", d_reps), "reps", where)
+    for k in ("n_train", "n_eval"):  # an explicit null is no size (leaving the key out gives the default)
+        if (k in exp and exp[k] is None) or (k not in exp and k in top and top[k] is None):
+            raise InputError(f"{where}: {k}=null is not a sample size (leave the key out for the default)")
     grid = {k: as_list(exp.get(k, top.get(k) if k in ("n_train", "n_eval") else None)) for k in GRID_KEYS}
     picks, strict = learner_picks(exp.get("learners", "all"), table, ename, override, where)
+    declared = len(plist) * reps * max(1, len(picks)) * math.prod(len(v) for v in grid.values())
+    if declared > MAX_CASES:
+        raise InputError(f"{where}: declares {declared} cases, beyond the limit {MAX_CASES} "
+                         "(privbench.datasets.limits.MAX_CASES)")
     try:
         return [case for params in plist
                 for case in expand_scenario(exp, ename, suite, params, grid, picks, strict, budgets, reps, where)]
@@ -176,14 +194,14 @@ def expand_scenario(exp: dict[str, Any], ename: str, suite: str, params: dict[st
                         continue
                     for n_train in grid["n_train"]:
                         for n_eval in grid["n_eval"]:
-                            for rep in range(reps):
-                                out.append(make_case(
-                                    suite, ename, sc.name, sc.params(), observation, privacy, family,
-                                    lname, lp, own if own is not None else budgets, rep,
-                                    count(n_train if n_train is not None else default_n_train(sc),
-                                          "n_train", where, 2),
-                                    count(n_eval if n_eval is not None else DEFAULT_N_EVAL, "n_eval", where, 2),
-                                    objective, exp.get("evaluators"), exp.get("protocol")))
+                            first = make_case(
+                                suite, ename, sc.name, sc.params(), observation, privacy, family,
+                                lname, lp, own if own is not None else budgets, 0,
+                                count(n_train if n_train is not None else default_n_train(sc),
+                                      "n_train", where, 2),
+                                count(n_eval if n_eval is not None else DEFAULT_N_EVAL, "n_eval", where, 2),
+                                objective, exp.get("evaluators"), exp.get("protocol"))
+                            out.extend(replace(first, rep=rep) for rep in range(reps))  # validated once
     return out
 
 
@@ -267,8 +285,11 @@ def as_list(v: Any) -> list[Any]:
 
 
 def count(v: Any, name: str, where: str, minimum: int = 1) -> int:
-    """``v`` if it is an integer >= ``minimum``, else InputError prefixed with ``where``."""
+    """``v`` if it is an integer >= ``minimum`` and within its documented limit
+    (:data:`~privbench.datasets.limits.MAX_SAMPLES` for sample sizes, else
+    :data:`~privbench.datasets.limits.MAX_REPS`), else InputError prefixed with ``where``."""
+    maximum = MAX_SAMPLES if name.startswith("n_") else MAX_REPS
     try:
-        return check_int(name, v, minimum)
+        return check_int(name, v, minimum, maximum=maximum)
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None

@@ -7,6 +7,7 @@ from typing import Any, Iterable
 
 from privbench.bench.suites.case import DEFAULT_N_EVAL, DEFAULT_N_TRAIN, Case, normalize_value
 from privbench.datasets.errors import InputError
+from privbench.datasets.limits import MAX_SAMPLES
 from privbench.datasets.validate import check_budgets, check_choice, check_int
 from privbench.datasets.vocabulary import EVALUATOR_SETS, PROTOCOLS
 
@@ -46,12 +47,13 @@ def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any]
     b = tuple(float(x) for x in check_budgets(list(budgets)))
     if len(set(b)) != len(b):
         raise InputError(f"budgets {list(b)} repeat a value")
-    n_train = check_int("n_train", default_n_train(sc) if n_train is None else n_train, 2)
-    n_eval = check_int("n_eval", n_eval, 2)
+    n_train = check_int("n_train", default_n_train(sc) if n_train is None else n_train, 2, maximum=MAX_SAMPLES)
+    n_eval = check_int("n_eval", n_eval, 2, maximum=MAX_SAMPLES)
     rep = check_int("rep", rep, 0)
     max_n = getattr(sc, "max_n", None)
     if max_n is not None and n_train > max_n:
         raise InputError(f"n_train={n_train} exceeds the training partition of {sc.name} (maximum {max_n})")
+    check_hyper_parameters(inst, learner, task, n_train)
     return Case(suite=suite, experiment=experiment, scenario=sc.name,
                 params_json=json.dumps(sc.params(), sort_keys=True), observation=observation,
                 privacy=privacy, family=family, learner=learner,
@@ -59,6 +61,18 @@ def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any]
                 n_train=n_train, n_eval=n_eval, objective=None if objective == privacy else objective,
                 evaluators=choice_or_none("evaluators", evaluators, EVALUATOR_SETS),
                 protocol=choice_or_none("protocol", protocol, PROTOCOLS))
+
+
+def check_hyper_parameters(inst: Any, learner: str, task: Any, n_train: int) -> None:
+    """Resolve the learner's hyper-parameters for ``task`` now (``Learner.resolved``), so that a bad
+    one is refused before the run starts, not recorded as a failed case."""
+    try:
+        inst.resolved(task, n_train)
+    except InputError as exc:
+        raise InputError(f"learner {learner!r}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a learner's own check of a bad value is bad input
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"learner {learner!r}: bad hyper-parameters ({type(exc).__name__}: {first})") from None
 
 
 def resolve_case(sc: Any, privacy: str | None, observation: str | None,

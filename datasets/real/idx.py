@@ -4,29 +4,45 @@ from __future__ import annotations
 
 import gzip
 import io
+import math
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
+from ..limits import MAX_FILE_BYTES
 from .images import ImageData, image_data
 
 
 _IDX_TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 
 
-def read_bytes(path: str | os.PathLike, what: str) -> bytes:
+def read_prefix(path: str | os.PathLike, what: str, n: int) -> bytes:
+    """At most ``n`` bytes of the file's content (gunzipped when it starts with the gzip magic).
+
+    Decompresses only what it returns: a gzip bomb costs no more than ``n`` bytes.
+    """
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{what} file {str(p)!r} does not exist")
-    raw = p.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            raise InputError(f"{what} file {str(p)!r} is a corrupt gzip file ({exc})") from None
+    try:
+        with open(p, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+        with (gzip.open(p, "rb") if gz else open(p, "rb")) as fh:
+            return fh.read(n)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"{what} file {str(p)!r} is a corrupt gzip file or unreadable ({exc})") from None
+
+
+def read_bytes(path: str | os.PathLike, what: str) -> bytes:
+    """The whole content, refused beyond :data:`~privbench.datasets.limits.MAX_FILE_BYTES`."""
+    raw = read_prefix(path, what, MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise InputError(f"{what} file {str(path)!r} holds more than {MAX_FILE_BYTES} bytes (the limit, "
+                         "privbench.datasets.limits.MAX_FILE_BYTES)")
     return raw
 
 
@@ -47,7 +63,7 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
         Missing file, corrupt gzip, bad magic, unknown type code, or a data
         length that does not match the header (truncated or trailing bytes).
     """
-    raw = read_bytes(path, "IDX")
+    raw = read_prefix(path, "IDX", 4 + 4 * 255)
     name = str(path)
     if len(raw) < 4:
         raise InputError(f"IDX file {name!r} is {len(raw)} bytes long, shorter than the 4-byte magic")
@@ -64,7 +80,11 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
         raise InputError(f"IDX file {name!r} is truncated inside its header ({len(raw)} of {header} bytes)")
     shape = tuple(int(d) for d in np.frombuffer(raw, dtype=">u4", count=ndim, offset=4))
     dtype = np.dtype(_IDX_TYPES[code])
-    expected = header + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    expected = header + math.prod(shape) * dtype.itemsize
+    if expected > MAX_FILE_BYTES:
+        raise InputError(f"IDX file {name!r} declares shape {shape} of {dtype.name}: {expected} bytes, beyond "
+                         f"the limit {MAX_FILE_BYTES} (privbench.datasets.limits.MAX_FILE_BYTES)")
+    raw = read_prefix(path, "IDX", expected + 1)
     if len(raw) != expected:
         raise InputError(f"IDX file {name!r} has {len(raw)} bytes but its header {shape} of "
                          f"{dtype.name} needs {expected} (truncated or trailing data)")

@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import InputError
 from ..samples import Samples
 from ..tasks import Task
+from ..limits import MAX_ALPHABET
 from ..validate import check_int, check_probability
 from .base import Scenario
 from .params import REQUIRED, Param, as_matrix, digest, fmt, parse_float, parse_int, parse_matrix, show
@@ -73,7 +74,7 @@ class SymmetricPair(FiniteScenario):
     EXAMPLE: ClassVar[dict[str, Any]] = {"m": 3, "p": 0.2}
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "m", check_int("m", self.m, 2))
+        object.__setattr__(self, "m", check_int("m", self.m, 2, maximum=MAX_ALPHABET))
         object.__setattr__(self, "p", check_probability("p", self.p))
 
     @property

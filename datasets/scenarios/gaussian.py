@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import InputError
 from ..samples import Samples
 from ..tasks import Task
-from ..validate import check_finite, check_positive
+from ..validate import check_finite, check_scale
 from .base import Scenario
 from .params import REQUIRED, Param, as_matrix, digest, fmt, parse_float, parse_float_list, parse_matrix, show
 from .registry import register_scenario
@@ -81,8 +81,8 @@ class GaussianScalar(GaussianScenario):
         if abs(rho) > 1:
             raise InputError(f"rho={self.rho!r} is outside [-1, 1]")
         object.__setattr__(self, "rho", rho)
-        object.__setattr__(self, "var_s", check_positive("var_s", self.var_s))
-        object.__setattr__(self, "var_u", check_positive("var_u", self.var_u))
+        object.__setattr__(self, "var_s", check_scale("var_s", self.var_s))
+        object.__setattr__(self, "var_u", check_scale("var_u", self.var_u))
 
     @property
     def id(self) -> str:
@@ -207,7 +207,7 @@ class GaussianSource(GaussianScenario):
     fixed_observation: ClassVar[str | None] = "useful"  # S = U = W: no observation model to choose
 
     def __post_init__(self) -> None:
-        v = tuple(check_positive("variances", x) for x in np.atleast_1d(self.variances))
+        v = tuple(check_scale("variances", x) for x in np.atleast_1d(self.variances))
         if not v:
             raise InputError("variances must be a non-empty list")
         object.__setattr__(self, "variances", v)

@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import InputError
 from ..samples import Samples
 from ..tasks import Task
-from ..validate import check_finite, check_positive
+from ..validate import check_finite, check_magnitude, check_scale
 from .base import Scenario
 from .params import REQUIRED, Param, fmt, parse_float
 from .registry import register_scenario
@@ -45,13 +45,13 @@ class BinaryGMM(Scenario):
         prior = check_finite("prior", self.prior)
         if not 0.0 < prior < 1.0:
             raise InputError(f"prior={self.prior!r} is outside (0, 1)")
-        mu = check_finite("mu", self.mu)
+        mu = check_magnitude("mu", self.mu)
         if mu < 0:
             raise InputError(f"mu={self.mu!r} must be >= 0")
         object.__setattr__(self, "prior", prior)
         object.__setattr__(self, "mu", mu)
-        object.__setattr__(self, "sigma0", check_positive("sigma0", self.sigma0))
-        object.__setattr__(self, "sigma1", check_positive("sigma1", self.sigma1))
+        object.__setattr__(self, "sigma0", check_scale("sigma0", self.sigma0))
+        object.__setattr__(self, "sigma1", check_scale("sigma1", self.sigma1))
 
     @property
     def id(self) -> str:

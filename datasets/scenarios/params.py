@@ -10,6 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import InputError
+from ..limits import MAX_ALPHABET, MAX_DEPTH, MAX_MAGNITUDE
 
 REQUIRED = object()
 
@@ -59,10 +60,12 @@ def parse_float_list(text: str) -> tuple[float, ...]:
 
 def parse_matrix(text: str) -> tuple[tuple[float, ...], ...]:
     """Parse a JSON matrix (or take a nested sequence) as a tuple of float rows."""
+    if isinstance(text, str) and len(text) - len(text.lstrip("[")) > MAX_DEPTH:
+        raise InputError(f"{short(text)} is nested deeper than {MAX_DEPTH} levels (not a matrix)")
     try:
         value = json.loads(text) if isinstance(text, str) else text
-    except json.JSONDecodeError:
-        raise InputError(f"{text!r} is not a JSON matrix such as [[0.5, 0], [0, 0.5]]") from None
+    except (json.JSONDecodeError, RecursionError):
+        raise InputError(f"{short(text)} is not a JSON matrix such as [[0.5, 0], [0, 0.5]]") from None
     return as_matrix(value, text)
 
 
@@ -70,15 +73,27 @@ def as_matrix(value: Any, shown: Any) -> tuple[tuple[float, ...], ...]:
     """A finite 2-d numeric matrix as a tuple of float rows (InputError showing ``shown``)."""
     try:
         arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(f"{shown!r} is not a numeric matrix") from None
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        raise InputError(f"{short(shown)} is not a numeric matrix") from None
     if arr.ndim == 0:
         arr = arr.reshape(1, 1)
     if arr.ndim != 2 or arr.size == 0:
-        raise InputError(f"{shown!r} is not a 2-d matrix")
+        raise InputError(f"{short(shown)} is not a 2-d matrix")
     if not np.all(np.isfinite(arr)):
-        raise InputError(f"{shown!r} has entries that are not finite numbers")
+        raise InputError(f"{short(shown)} has entries that are not finite numbers")
+    if max(arr.shape) > MAX_ALPHABET:
+        raise InputError(f"{short(shown)} has shape {arr.shape}: a side exceeds the limit {MAX_ALPHABET} "
+                         "(privbench.datasets.limits.MAX_ALPHABET)")
+    if np.abs(arr).max() > MAX_MAGNITUDE:
+        raise InputError(f"{short(shown)} has an entry of magnitude {np.abs(arr).max():g}, beyond the limit "
+                         f"{MAX_MAGNITUDE:g} (privbench.datasets.limits.MAX_MAGNITUDE)")
     return tuple(tuple(float(x) for x in row) for row in arr)
+
+
+def short(value: Any, n: int = 80) -> str:
+    """``repr(value)``, cut to ``n`` characters (error messages stay one readable line)."""
+    text = repr(value)
+    return text if len(text) <= n else text[:n - 3] + "..."
 
 
 def digest(*arrays: Any) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from privbench.datasets.errors import InputError
+from privbench.datasets.limits import MAX_HYPER_INT
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
@@ -65,8 +66,8 @@ class GameConfig:
     def check(self) -> GameConfig:
         for name in ("steps", "adversary_steps"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise InputError(f"{name}={v!r} must be a positive integer")
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= MAX_HYPER_INT:
+                raise InputError(f"{name}={v!r} must be an integer in [1, {MAX_HYPER_INT}]")
         for name in ("lr", "adversary_lr", "dual_lr", "init_scale"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:

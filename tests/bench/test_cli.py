@@ -142,8 +142,12 @@ def test_run_and_check_refuse_bad_option_combinations_before_running(capsys, tmp
 
 
 def test_seeds_zero_is_refused_for_a_suite(capsys):
-    rc, _, err = run(capsys, "run", "--suite", "quick", "--seeds", "0")
-    assert rc == 2 and err.endswith(": --seeds=0 must be an integer >= 1\n") and "quick.yaml" in err
+    # refused by the argument parser, before the suite is even read
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--suite", "quick", "--seeds", "0"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.endswith("--seeds=0 must be an integer >= 1 (see 'privbench run --help')\n")
+    assert err.count("\n") == 1
 
 
 def test_python_m_imports_without_running():

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from privbench.bench.run import failure_rows
-from privbench.bench.store import COLUMN_NAMES, MARKER, ResultsDir, export_csv, read_records
+from privbench.bench.store import COLUMN_NAMES, MARKER, ResultsDir, export_csv, read_records, schema
 from privbench.bench.suites import make_case
 from privbench.datasets.errors import InputError
 
@@ -152,10 +152,19 @@ def test_parts_from_an_older_schema_read_with_nulls_and_foreign_parquet_is_refus
     import pyarrow.parquet as pq
 
     store = ResultsDir(tmp_path)
-    old = pa.table({"case_id": ["a"], "status": ["ok"], "budget": [0.1], "leakage": [0.5]})
-    pq.write_table(old, tmp_path / "records" / "part-old-r0.parquet")
+    # a part of the first store schema (before evaluators, protocol and mechanism_info existed)
+    later = {"evaluators", "protocol", "mechanism_info"}
+    first = {name: pa.nulls(1, schema().field(name).type) for name in COLUMN_NAMES if name not in later}
+    first.update(case_id=pa.array(["a"]), status=pa.array(["ok"]), leakage=pa.array([0.5]))
+    pq.write_table(pa.table(first), tmp_path / "records" / "part-old-r0.parquet")
     df = read_records(tmp_path)
-    assert list(df.columns) == COLUMN_NAMES and df.loc[0, "leakage"] == 0.5 and df["objective"].isna().all()
+    assert list(df.columns) == COLUMN_NAMES and df.loc[0, "leakage"] == 0.5 and df["evaluators"].isna().all()
+    # a part holding only case_id, status, budget is no privbench part (report and check need the rest)
+    thin = tmp_path / "records" / "part-thin-r0.parquet"
+    pq.write_table(pa.table({"case_id": ["b"], "status": ["ok"], "budget": [0.1]}), thin)
+    with pytest.raises(InputError, match="part-thin-r0.parquet' is not a privbench part"):
+        read_records(tmp_path)
+    thin.unlink()
     pq.write_table(pa.table({"x": [1]}), tmp_path / "records" / "part-x-r0.parquet")
     with pytest.raises(InputError, match="part-x-r0.parquet' is not a privbench part"):
         store.statuses()
