@@ -164,7 +164,8 @@ def load_mechanism(path: str | os.PathLike, plugins: bool = True) -> Mechanism:
     The built-in mechanism types and (``plugins``) those of entry-point plug-ins
     are registered first (:func:`available`); without ``plugins`` only the
     built-ins and modules already imported count (the release server imports the
-    defining modules itself, and no plug-in that would bring the bench along).  Only plain tensors, strings and numbers are unpickled
+    defining modules itself, and no plug-in that would bring the bench along).
+    Only plain tensors, strings and numbers are unpickled
     (``torch.load(weights_only=True)``); anything else raises :class:`InputError`.
     """
     import torch
