@@ -53,8 +53,10 @@ def quad_accuracy(p: float, m0: float, s0: float, m1: float, s1: float) -> float
     lo, hi = min(m0 - 14 * s0, m1 - 14 * s1), max(m0 + 14 * s0, m1 + 14 * s1)
     grid = np.linspace(lo, hi, 20001)
     vals = math.log(p) + norm.logpdf(grid, m1, s1) - math.log(1 - p) - norm.logpdf(grid, m0, s0)
+    # the log ratio is quadratic in x: at most two real crossings; sign changes of a ratio that is 0 up to
+    # rounding (identical weighted densities, which hypothesis found) are not kinks
     kinks = [brentq(g, a, b, xtol=1e-14) for a, b, va, vb in zip(grid[:-1], grid[1:], vals[:-1], vals[1:])
-             if va * vb < 0]
+             if va * vb < 0 and max(abs(va), abs(vb)) > 1e-9]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return quad(f, lo, hi, points=sorted({m0, m1, *kinks}), limit=500, epsabs=1e-12, epsrel=1e-12)[0]
