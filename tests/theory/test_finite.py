@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 from scipy.special import xlogy
@@ -256,6 +256,7 @@ def test_no_random_feasible_mechanism_beats_the_optimum(seed, n_s, n_u, privacy,
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(seed=443, privacy="mi", observation="full")  # the first-order solver found no multiplier: cvxpy instead
 @given(
     seed=st.integers(0, 2**31 - 1),
     privacy=st.sampled_from(["mi", "map", "chi2"]),

@@ -146,15 +146,19 @@ def test_an_uncertified_answer_falls_back_to_cvxpy_and_says_so(monkeypatch):
     assert opt.certificate["solver"] in ("Clarabel", "SCS")
 
 
-def test_oversize_programs_are_refused_before_anything_is_built():
-    with pytest.raises(InputError, match=r"1e\+15 unknowns.*over the limit of 2 GiB"):
-        optimum(SymmetricPair(100000, 0.4), 0.1, "map", "full")
+def test_oversize_programs_are_refused_before_anything_is_built(monkeypatch):
+    with pytest.raises(InputError, match="m=100000 exceeds the limit 256"):  # the alphabet limit comes first
+        SymmetricPair(100000, 0.4)
+    monkeypatch.setenv("PRIVBENCH_FINITE_MEMORY_LIMIT", "1e7")
+    big = SymmetricPair(200, 0.4)  # full observation: |W| x |Z| = 40000 x 200
+    with pytest.raises(InputError, match=r"unknowns.*over the limit"):
+        optimum(big, 0.1, "map", "full")
     with pytest.raises(InputError, match="over the limit"):
-        optimum(SymmetricPair(100000, 0.4), 0.1, "chi2", "useful")
+        optimum(big, 0.1, "chi2", "full")
     with pytest.raises(InputError, match="mechanism .full.*over the limit"):
-        optimum(SymmetricPair(100000, 0.4), 0.1, "mi", "full")
+        optimum(big, 0.1, "mi", "full")
     # the closed-form curve needs no program and stays available
-    assert curve(SymmetricPair(100000, 0.4), [0.1], "mi", "full")[0] > 0
+    assert curve(big, [0.1], "mi", "full")[0] > 0
 
 
 def test_the_memory_limit_is_configurable(monkeypatch):

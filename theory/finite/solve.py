@@ -154,7 +154,14 @@ def _finish(model: _Model, live_channel: np.ndarray, cert: dict[str, Any], budge
 def _one(model: _Model, joint: np.ndarray, distortion: np.ndarray, budget: float, privacy: str,
          observation: str | np.ndarray, warm: np.ndarray | None) -> tuple[Optimum, np.ndarray | None]:
     """Fast solve, cvxpy where it does not certify (if that fits in memory): (optimum, live channel)."""
-    channel, cert = _solve_fast(model, budget, privacy, warm)
+    n_live, n_z = int(model.data.live.sum()), distortion.shape[1]
+    try:
+        with np.errstate(all="ignore"):  # a degenerate iterate (NaN) is simply not certified: cvxpy below
+            channel, cert = _solve_fast(model, budget, privacy, warm)
+    except FloatingPointError as exc:
+        channel, cert = np.full((n_live, n_z), np.nan), {"solver": f"mirror descent ({exc})"}
+    if not np.all(np.isfinite(channel)):
+        channel, cert = np.full((n_live, n_z), 1.0 / n_z), {**cert, "dual": -np.inf}
     opt = _finish(model, channel, cert, budget, privacy, observation)
     if opt.certificate["certified"]:  # type: ignore[index]
         return opt, channel
