@@ -1,0 +1,120 @@
+"""The ``fine-scale-attacker`` evaluator: an attacker that looks at the low-order digits of a release.
+
+The other sample evaluators (Gaussian approximation, post-hoc MLP, KSG, linear, kNN and boosted
+attackers on standardised Z) are smooth in Z at the scale of Z's spread: S written into digits
+far below that scale (``z = round(y, 6) + 1e-7 * bit``) is invisible to all of them, and they
+agree on the same wrong number.  This attacker builds, for every coordinate z_j and every scale
+delta in :data:`SCALES` (decimal 1e-1 .. 1e-9 and binary 2^-4 .. 2^-36), the residue
+r = frac(z_j / delta) in [0, 1); it screens each residue for dependence on S on the training half
+(discrete S: chi-square test of the residue's 8 bins against the labels; continuous S: one-way
+ANOVA F-tests of each standardised S_i and S_i^2 across the 8 bins; Bonferroni-corrected
+p < :data:`ALPHA` over all tests) and, when some residues pass, trains the bench's post-hoc
+attacker (:func:`.attacker.posthoc_attacker`, the same early stopping) on Z plus (r, sin 2 pi r,
+cos 2 pi r) of the selected residues.  When none passes it returns no evaluation (the release
+shows no fine-scale dependence; the other evaluators cover it).
+
+What the bench can see (the largest credible evaluator, :func:`.headline.headline`):
+
+- smooth dependence of S on Z (linear, Gaussian, heteroscedastic, monotone transforms, spirals,
+  interactions) up to the attackers' capacity and the sample size;
+- information in the sign, parity or residue of one coordinate at a decimal or binary scale of
+  :data:`SCALES` (rounding grids, digits or mantissa bits in those positions), when it moves the
+  distribution of S (or S^2) across the residue's bins.
+
+What it cannot see: information spread over several coordinates' digits jointly (e.g. the
+parity of a sum of digits, an XOR of two coordinates' bits) with no marginal trace in one
+residue; digits at scales outside :data:`SCALES` (e.g. base 3, or below 2^-36 of the value);
+information in the order or ranks of rows (the evaluators treat rows as i.i.d.); keyed or
+pseudo-random encodings (a cipher of S in the digits is indistinguishable from noise without
+the key); and any dependence too weak for the sample size.  A release with such channels is
+under-read; the bench does not certify it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from .attacker import posthoc_attacker
+from .evaluation import Evaluation, make_evaluation
+
+SCALES: tuple[float, ...] = tuple(10.0 ** -k for k in range(1, 10)) + tuple(2.0 ** -k for k in range(4, 37, 4))
+N_BINS = 8
+ALPHA = 1e-6  # family-wise false-selection rate of the screening (Bonferroni)
+MAX_SELECTED = 8
+
+
+def residues(z: np.ndarray, scales: tuple[float, ...] = SCALES) -> tuple[np.ndarray, list[tuple[int, float]]]:
+    """frac(z_j / delta) for every column j and scale delta: (n, d * len(scales)) and the (j, delta) of each column."""
+    cols, names = [], []
+    for j in range(z.shape[1]):
+        for d in scales:
+            q = z[:, j] / d
+            cols.append(q - np.floor(q))
+            names.append((j, d))
+    return np.clip(np.stack(cols, axis=1), 0.0, 1.0 - 1e-12), names
+
+
+def screen(r: np.ndarray, s: np.ndarray, discrete: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the residue columns that depend on S (module docstring), and every column's smallest p-value."""
+    n, m = r.shape
+    bins = np.minimum((r * N_BINS).astype(np.int64), N_BINS - 1)
+    if discrete:
+        y = s.astype(np.int64).reshape(n)
+        targets = np.eye(int(y.max()) + 1)[y]  # one-hot labels: a chi-square test of bins x labels
+    else:
+        y = s.reshape(n, -1)
+        y = (y - y.mean(axis=0)) / np.maximum(y.std(axis=0), 1e-300)
+        targets = np.hstack([y, y * y])
+    pmin = np.ones(m)
+    for k in range(m):
+        onehot = np.eye(N_BINS)[bins[:, k]]  # (n, bins)
+        cnt = onehot.sum(axis=0)
+        used = cnt > 0
+        if used.sum() < 2:
+            continue
+        sums = onehot.T @ targets  # (bins, t)
+        if discrete:
+            expected = np.outer(cnt, targets.sum(axis=0)) / n
+            keep = expected > 0
+            chi2 = float((((sums - expected) ** 2)[keep] / expected[keep]).sum())
+            dof = (used.sum() - 1) * (int((targets.sum(axis=0) > 0).sum()) - 1)
+            pmin[k] = float(stats.chi2.sf(chi2, max(dof, 1)))
+            continue
+        means = sums[used] / cnt[used, None]
+        grand = targets.mean(axis=0)
+        between = (cnt[used, None] * (means - grand) ** 2).sum(axis=0) / (used.sum() - 1)
+        within = (((targets - means[np.searchsorted(np.flatnonzero(used), bins[:, k])]) ** 2).sum(axis=0)
+                  / (n - used.sum()))
+        f = between / np.maximum(within, 1e-300)
+        pmin[k] = float(stats.f.sf(f, used.sum() - 1, n - used.sum()).min())
+    n_tests = m * (1 if discrete else targets.shape[1])
+    chosen = np.flatnonzero(pmin < ALPHA / n_tests)
+    return chosen[np.argsort(pmin[chosen], kind="stable")][:MAX_SELECTED], pmin
+
+
+def fine_scale_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: np.ndarray, h_s: float,
+                        seed: int) -> list[Evaluation]:
+    """The fine-scale attacker's ``mi`` (and, for a discrete S, ``map``) lower bounds; [] when no residue
+    depends on S (module docstring).  Screening uses the training half only (the first n // 2 rows)."""
+    z = z.reshape(len(z), -1).astype(float)
+    n_tr = len(z) // 2
+    r, names = residues(z)
+    chosen, pmin = screen(r[:n_tr], s[:n_tr], discrete)
+    if chosen.size == 0:
+        return []
+    sel = r[:, chosen]
+    feats = np.hstack([z, sel, np.sin(2 * math.pi * sel), np.cos(2 * math.pi * sel)])
+    att = posthoc_attacker(feats, s, discrete=discrete, log_p_s=log_p_s, h_s=h_s, seed=seed)
+    detail: dict[str, Any] = {"selected": [[names[k][0], names[k][1], float(pmin[k])] for k in chosen],
+                              "note": "post-hoc attacker on Z plus the residues frac(z_j / delta) that depend on S"}
+    acc = att.pop("accuracy", None)
+    out = [make_evaluation("mi", att.pop("bound"), "fine-scale-attacker", "lower-bound", att.pop("bound_stderr"),
+                           **att, **detail)]
+    if discrete and acc is not None:
+        out.append(make_evaluation("map", acc, "fine-scale-attacker", "lower-bound",
+                                   math.sqrt(acc * (1 - acc) / att["n_test"]), **att, **detail))
+    return out
