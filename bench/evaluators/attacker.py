@@ -73,7 +73,7 @@ def posthoc_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: n
     inp = attacker_inputs(z, s, discrete, n_tr, n_fit)
     with torch_threads(1):
         model = AttackerModel(inp, discrete, seed)
-        best_step, credible = train_attacker(model, n_fit, n_tr)
+        best_step, credible, steps_run = train_attacker(model, n_fit, n_tr)
         lq, acc = model.held_out(n_tr, n)
     diff = lq - inp["log_scale"] - log_p_s[n_tr:]  # log q in S's own units, minus the true log p(S)
     credible = credible and bool(np.all(np.isfinite(diff)))
@@ -82,7 +82,8 @@ def posthoc_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: n
         "bound": float(diff.mean()) if credible else nan,
         "bound_stderr": float(diff.std(ddof=1) / math.sqrt(diff.size)) if credible else nan,
         "h_plus_mean_log_q": float(h_s + lq.mean() - inp["log_scale"]) if credible else nan,
-        "n_train": n_tr, "n_test": n - n_tr, "best_step": best_step, "credible": credible, **ATTACKER,
+        "n_train": n_tr, "n_test": n - n_tr, "best_step": best_step, "steps_run": steps_run, "credible": credible,
+        **ATTACKER,
     }
     if discrete:
         out["accuracy"] = acc
@@ -182,15 +183,15 @@ class AttackerModel:
         return lq, acc
 
 
-def train_attacker(model: AttackerModel, n_fit: int, n_tr: int) -> tuple[int, bool]:
+def train_attacker(model: AttackerModel, n_fit: int, n_tr: int) -> tuple[int, bool, int]:
     """Full-batch Adam until the validation loss stops improving (:func:`converged`); keeps the start
-    unless the trained network's validation gain is significant.  Returns (best step, credible)."""
+    unless the trained network's validation gain is significant.  Returns (best step, credible, steps run)."""
     import torch
 
     params = model.params
     opt = torch.optim.Adam(params, lr=ATTACKER["lr"])
     fit, val = slice(0, n_fit), slice(n_fit, n_tr)
-    credible, best_step, history = True, 0, []
+    credible, best_step, history, step = True, 0, [], 0
     with torch.no_grad():
         start_val = model.log_q(val)
     best_val = float(start_val.mean())
@@ -220,7 +221,7 @@ def train_attacker(model: AttackerModel, n_fit: int, n_tr: int) -> tuple[int, bo
             best_step = 0  # not a significant gain: keep the start (no selection on noise)
             for p, b in zip(params, start):
                 p.copy_(b)
-    return best_step, credible
+    return best_step, credible, step
 
 
 def converged(history: list[float]) -> bool:

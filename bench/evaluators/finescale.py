@@ -5,7 +5,8 @@ attackers on standardised Z) are smooth in Z at the scale of Z's spread: S writt
 far below that scale (``z = round(y, 6) + 1e-7 * bit``) is invisible to all of them, and they
 agree on the same wrong number.  This attacker builds, for every coordinate z_j and every scale
 delta in :data:`SCALES` (decimal 1e-1 .. 1e-9 and binary 2^-4 .. 2^-36), the residue
-r = frac(z_j / delta) in [0, 1); it screens each residue for dependence on S on the training half
+r = frac(z_j / delta) in [0, 1) (where the column's float resolution carries it: :func:`resolvable`);
+it screens each residue for dependence on S on the training half
 (discrete S: chi-square test of the residue's 8 bins against the labels; continuous S: one-way
 ANOVA F-tests of each standardised S_i and S_i^2 across the 8 bins; Bonferroni-corrected
 p < :data:`ALPHA` over all tests) and, when some residues pass, trains the bench's post-hoc
@@ -47,14 +48,35 @@ ALPHA = 1e-6  # family-wise false-selection rate of the screening (Bonferroni)
 MAX_SELECTED = 8
 
 
+def resolvable(col: np.ndarray, scales: tuple[float, ...]) -> list[float]:
+    """The scales whose residues the column's floating-point resolution can carry.
+
+    A column whose values are all exactly float32 has 24 significant bits, else 53; a residue at
+    scale delta is kept only if the spacing of representable numbers at the column's largest |z|
+    is at most delta / 64.  Otherwise the residue is set by the number format and |z| (a float32
+    release has zero residues at 2^-28 for |z| >= 1 but not for small |z|), which would look like
+    dependence on S wherever |z| depends on S.
+    """
+    top = float(np.max(np.abs(col))) if col.size else 0.0
+    if top == 0.0:
+        return list(scales)
+    bits = 24 if np.array_equal(col.astype(np.float32).astype(float), col) else 53
+    ulp = 2.0 ** (math.floor(math.log2(top)) - (bits - 1))
+    return [d for d in scales if ulp <= d / 64]
+
+
 def residues(z: np.ndarray, scales: tuple[float, ...] = SCALES) -> tuple[np.ndarray, list[tuple[int, float]]]:
-    """frac(z_j / delta) for every column j and scale delta: (n, d * len(scales)) and the (j, delta) of each column."""
-    cols, names = [], []
+    """frac(z_j / delta) for every column j and every scale delta its resolution carries (:func:`resolvable`):
+    (n, m) and the (j, delta) of each of the m columns."""
+    cols: list[np.ndarray] = []
+    names: list[tuple[int, float]] = []
     for j in range(z.shape[1]):
-        for d in scales:
+        for d in resolvable(z[:, j], scales):
             q = z[:, j] / d
             cols.append(q - np.floor(q))
             names.append((j, d))
+    if not cols:
+        return np.zeros((len(z), 0)), names
     return np.clip(np.stack(cols, axis=1), 0.0, 1.0 - 1e-12), names
 
 
@@ -103,6 +125,8 @@ def fine_scale_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s
     z = z.reshape(len(z), -1).astype(float)
     n_tr = len(z) // 2
     r, names = residues(z)
+    if r.shape[1] == 0:
+        return []
     chosen, pmin = screen(r[:n_tr], s[:n_tr], discrete)
     if chosen.size == 0:
         return []

@@ -8,7 +8,8 @@ computed here from the model with numpy/scipy only.
 
 Transforms (bmi-style, all invertible):
 
-- ``spiral``: rotate the first two coordinates by an angle ``speed * |y|`` (|y| unchanged);
+- ``spiral``: rotate the first two coordinates by an angle ``speed * |y|`` (|y| unchanged; speed 0.5
+  turns the bulk of the data by up to about a radian, 1.5 by up to a full turn);
 - ``half-cube``: y * sqrt(|y|) per coordinate;
 - ``normal-cdf``: Phi(y / 1.5) per coordinate (a release in (0, 1));
 - ``sparse``: triangular interactions z_i = y_i + 0.8 y_(i-1) y_(i-2) (z_1 = y_1, z_2 = y_2 + 0.5 y_1^2);
@@ -48,6 +49,8 @@ class TruthTask:
         Write S's sign (or label) into the digits of Y below :data:`HIDE_SCALE`.
     mu : float
         Binary S: Y = mu (2 S - 1) + N in the first coordinate (the others pure noise).
+    speed : float
+        The spiral's angle per unit radius.
     """
 
     name: str
@@ -57,7 +60,7 @@ class TruthTask:
     noise: float
     hide: bool = False
     mu: float = 1.0
-    speed: float = field(default=1.5)
+    speed: float = field(default=0.5)
 
     # ------------------------------------------------------------------ truth
     @property
@@ -104,7 +107,7 @@ class TruthTask:
         return s, transform(y, self.transform, self.speed), log_p
 
 
-def transform(y: np.ndarray, kind: str, speed: float = 1.5) -> np.ndarray:
+def transform(y: np.ndarray, kind: str, speed: float = 0.5) -> np.ndarray:
     """An invertible map of the rows of ``y`` (n, d) (module docstring)."""
     z = y.copy()
     if kind == "spiral" and y.shape[1] >= 2:
@@ -166,10 +169,12 @@ TASKS: tuple[TruthTask, ...] = (
     TruthTask("gauss-1-half-cube", "gaussian", 1, "half-cube", 0.6),
     TruthTask("gauss-2-spiral", "gaussian", 2, "spiral", 0.8),
     TruthTask("gauss-3-spiral", "gaussian", 3, "spiral", 1.0),
+    TruthTask("gauss-3-spiral-fast", "gaussian", 3, "spiral", 1.0, speed=1.5),
     TruthTask("gauss-3-normal-cdf", "gaussian", 3, "normal-cdf", 1.0),
     TruthTask("gauss-4-sparse", "gaussian", 4, "sparse", 1.2),
     TruthTask("gauss-5-half-cube", "gaussian", 5, "half-cube", 1.5),
     TruthTask("gauss-5-spiral", "gaussian", 5, "spiral", 1.5),
+    TruthTask("gauss-5-spiral-fast", "gaussian", 5, "spiral", 1.5, speed=1.5),
     TruthTask("binary-1-half-cube", "binary", 1, "half-cube", 1.0),
     TruthTask("binary-3-spiral", "binary", 3, "spiral", 1.0),
     TruthTask("cauchy-1-identity", "cauchy", 1, "identity", 1.0),

@@ -51,8 +51,9 @@ def headline(evals: list[Evaluation], metric: str) -> Evaluation:
 #: MAP accuracy or an overlap outside [0, 1]).
 CREDIBLE = {"rel_stderr": 0.25, "abs_stderr": 0.05, "sigmas": 3.0, "slack": 0.02}
 #: Agreement: the headline is flagged when it exceeds every other credible evaluator by more than
-#: ``sigmas`` combined stderrs plus ``tolerance[metric]`` (:func:`spread`).
-AGREEMENT = {"sigmas": 3.0, "tolerance": {"mi": 0.05, "chi2": 0.05, "map": 0.02, "distortion": 0.05}}
+#: ``sigmas`` combined stderrs plus ``tolerance[metric]`` plus ``relative`` of its value (KSG's
+#: downward bias grows with the leakage: about -0.6 of 3.1 nats in 5 dimensions) (:func:`spread`).
+AGREEMENT = {"sigmas": 3.0, "relative": 0.1, "tolerance": {"mi": 0.05, "chi2": 0.05, "map": 0.02, "distortion": 0.05}}
 RANGES = {"mi": (0.0, math.inf), "chi2": (0.0, math.inf), "map": (0.0, 1.0), "distortion": (0.0, math.inf)}
 
 
@@ -86,7 +87,8 @@ def spread(evals: list[Evaluation], metric: str) -> tuple[float, bool]:
     two evaluators are credible.  Lower bounds of different strength are expected to differ (the
     Gaussian approximation of a spiral release reads far below an MLP), so the spread alone is no
     flag.  The flag says the headline is corroborated by NO other evaluator: it exceeds the
-    runner-up by more than 3 combined stderrs plus ``AGREEMENT["tolerance"][metric]`` (leakage
+    runner-up by more than 3 combined stderrs plus ``AGREEMENT["tolerance"][metric]`` plus 10% of
+    its value (leakage
     that only one attacker sees, as with S hidden in low-order digits).  Study evaluations are left
     out, as in :func:`headline`.
     """
@@ -97,5 +99,7 @@ def spread(evals: list[Evaluation], metric: str) -> tuple[float, bool]:
     if len(ok) < 2:
         return float("nan"), False
     top, second = ok[-1], ok[-2]
-    margin = AGREEMENT["sigmas"] * math.hypot(top.stderr, second.stderr) + AGREEMENT["tolerance"].get(metric, 0.05)
+    a = AGREEMENT
+    margin = (a["sigmas"] * math.hypot(top.stderr, second.stderr) + a["tolerance"].get(metric, 0.05)
+              + a["relative"] * abs(top.value))
     return top.value - ok[0].value, top.value - second.value > margin
