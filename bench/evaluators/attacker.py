@@ -26,7 +26,8 @@ def normal_scores(z: np.ndarray, n_fit: int) -> np.ndarray:
 #: Hyper-parameters.  Training runs until :func:`converged` (validation checked every ``check_every``
 #: steps; stop when ``patience`` steps brought less than ``min_delta`` nats), at most ``max_steps``.
 ATTACKER = {"hidden": 32, "max_steps": 4000, "check_every": 10, "patience": 200, "min_delta": 1e-3,
-            "min_gain_se": 2.0, "lr": 0.01, "log_var_min": -18.0}
+            "min_gain_se": 2.0, "lr": 0.01, "log_var_min": -18.0, "train_fraction": 0.5,
+            "determined_nats": 4.0}
 
 
 def posthoc_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: np.ndarray, h_s: float,
@@ -42,7 +43,10 @@ def posthoc_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: n
     best validation loss (checked every 10 steps) are kept, since the
     heteroscedastic head otherwise over-fits by a few hundredths of a nat at
     10^4 samples; training stops once 200 steps improved the validation
-    log-likelihood by less than 1e-3 nats (:func:`converged`), at most 4000 steps.  The
+    log-likelihood by less than 1e-3 nats (:func:`converged`), at most 4000 steps; for a
+    continuous S also once the validation log Q of the standardised S exceeds 4 nats per dimension
+    (the release pins S to about 2% of its spread: the bound, already above 5 nats per dimension,
+    would only grow towards the variance floor).  The
     trained network replaces the starting fit only if its validation gain is
     significant (> 2 standard errors of the paired per-sample gain).
     Discrete S: logits (bias starting at the log class frequencies).  Continuous
@@ -68,7 +72,7 @@ def posthoc_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: n
     from privbench.learners.nn import torch_threads
 
     n = len(z)
-    n_tr = n // 2
+    n_tr = int(n * ATTACKER["train_fraction"])
     n_fit = (4 * n_tr) // 5
     inp = attacker_inputs(z, s, discrete, n_tr, n_fit)
     with torch_threads(1):
@@ -211,8 +215,8 @@ def train_attacker(model: AttackerModel, n_fit: int, n_tr: int) -> tuple[int, bo
             if v > best_val:
                 best_val, best_step = v, step
                 best = [p.detach().clone() for p in params]
-            if converged(history):
-                break
+            if converged(history) or (model.chol is not None and v > ATTACKER["determined_nats"] * model.n_out):
+                break  # a plateau, or the release pins S down (continuous S: the bound grows as the variance shrinks)
     with torch.no_grad():
         for p, b in zip(params, best):
             p.copy_(b)

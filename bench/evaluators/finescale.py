@@ -6,10 +6,9 @@ far below that scale (``z = round(y, 6) + 1e-7 * bit``) is invisible to all of t
 agree on the same wrong number.  This attacker builds, for every coordinate z_j and every scale
 delta in :data:`SCALES` (decimal 1e-1 .. 1e-9 and binary 2^-4 .. 2^-36), the residue
 r = frac(z_j / delta) in [0, 1) (where the column's float resolution carries it: :func:`resolvable`);
-it screens each residue for dependence on S on the training half
-(discrete S: chi-square test of the residue's 8 bins against the labels; continuous S: one-way
-ANOVA F-tests of each standardised S_i and S_i^2 across the 8 bins; Bonferroni-corrected
-p < :data:`ALPHA` over all tests) and, when some residues pass, trains the bench's post-hoc
+it screens each residue for dependence on S beyond what its coordinate's coarse value explains,
+on the training half (:func:`screen`: a chi-square test of the residue's 8 bins against S's label
+or quartiles within 16 quantile strata of z_j; Bonferroni-corrected p < :data:`ALPHA`) and, when some residues pass, trains the bench's post-hoc
 attacker (:func:`.attacker.posthoc_attacker`, the same early stopping) on Z plus (r, sin 2 pi r,
 cos 2 pi r) of the selected residues.  When none passes it returns no evaluation (the release
 shows no fine-scale dependence; the other evaluators cover it).
@@ -20,7 +19,9 @@ What the bench can see (the largest credible evaluator, :func:`.headline.headlin
   interactions) up to the attackers' capacity and the sample size;
 - information in the sign, parity or residue of one coordinate at a decimal or binary scale of
   :data:`SCALES` (rounding grids, digits or mantissa bits in those positions), when it moves the
-  distribution of S (or S^2) across the residue's bins.
+  distribution of S (its label or quartiles) across the residue's bins within narrow strata of
+  z_j, and the scale is at least 64 times the float spacing at the column's largest |z|
+  (float32 releases: only the coarser scales).
 
 What it cannot see: information spread over several coordinates' digits jointly (e.g. the
 parity of a sum of digits, an XOR of two coordinates' bits) with no marginal trace in one
@@ -44,6 +45,7 @@ from .evaluation import Evaluation, make_evaluation
 
 SCALES: tuple[float, ...] = tuple(10.0 ** -k for k in range(1, 10)) + tuple(2.0 ** -k for k in range(4, 37, 4))
 N_BINS = 8
+N_STRATA = 16
 ALPHA = 1e-6  # family-wise false-selection rate of the screening (Bonferroni)
 MAX_SELECTED = 8
 
@@ -80,42 +82,45 @@ def residues(z: np.ndarray, scales: tuple[float, ...] = SCALES) -> tuple[np.ndar
     return np.clip(np.stack(cols, axis=1), 0.0, 1.0 - 1e-12), names
 
 
-def screen(r: np.ndarray, s: np.ndarray, discrete: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Indices of the residue columns that depend on S (module docstring), and every column's smallest p-value."""
+def screen(r: np.ndarray, z: np.ndarray, cols: list[int], s: np.ndarray, discrete: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the residue columns that depend on S beyond their coordinate's coarse value, and every
+    column's p-value.
+
+    A stratified chi-square test per residue column: the rows are split into :data:`N_STRATA` quantile
+    strata of the coordinate z_j the residue comes from; within each stratum, the residue's
+    :data:`N_BINS` bins are tested against S (its label, or for a continuous S the quartile of each
+    coordinate); the Pearson statistics and degrees of freedom add up over strata.  Dependence that
+    runs through z_j itself (a coarse residue near z_j = 0 is a smooth function of z_j) stays within
+    a stratum's width and is not selected; information written into the digits is.  Bonferroni over
+    the columns at family-wise rate :data:`ALPHA`.
+    """
     n, m = r.shape
-    bins = np.minimum((r * N_BINS).astype(np.int64), N_BINS - 1)
     if discrete:
-        y = s.astype(np.int64).reshape(n)
-        targets = np.eye(int(y.max()) + 1)[y]  # one-hot labels: a chi-square test of bins x labels
+        y = s.astype(np.int64).reshape(n)[:, None]
     else:
-        y = s.reshape(n, -1)
-        y = (y - y.mean(axis=0)) / np.maximum(y.std(axis=0), 1e-300)
-        targets = np.hstack([y, y * y])
-    pmin = np.ones(m)
+        s2 = s.reshape(n, -1)
+        y = np.stack([np.searchsorted(np.quantile(c, [0.25, 0.5, 0.75]), c) for c in s2.T], axis=1)
+    n_y = int(y.max()) + 1
+    rb = np.minimum((r * N_BINS).astype(np.int64), N_BINS - 1)
+    p = np.ones(m)
+    strata = {}
+    for j in set(cols):
+        edges = np.quantile(z[:, j], np.linspace(0, 1, N_STRATA + 1)[1:-1])
+        strata[j] = np.searchsorted(edges, z[:, j])
     for k in range(m):
-        onehot = np.eye(N_BINS)[bins[:, k]]  # (n, bins)
-        cnt = onehot.sum(axis=0)
-        used = cnt > 0
-        if used.sum() < 2:
-            continue
-        sums = onehot.T @ targets  # (bins, t)
-        if discrete:
-            expected = np.outer(cnt, targets.sum(axis=0)) / n
-            keep = expected > 0
-            chi2 = float((((sums - expected) ** 2)[keep] / expected[keep]).sum())
-            dof = (used.sum() - 1) * (int((targets.sum(axis=0) > 0).sum()) - 1)
-            pmin[k] = float(stats.chi2.sf(chi2, max(dof, 1)))
-            continue
-        means = sums[used] / cnt[used, None]
-        grand = targets.mean(axis=0)
-        between = (cnt[used, None] * (means - grand) ** 2).sum(axis=0) / (used.sum() - 1)
-        within = (((targets - means[np.searchsorted(np.flatnonzero(used), bins[:, k])]) ** 2).sum(axis=0)
-                  / (n - used.sum()))
-        f = between / np.maximum(within, 1e-300)
-        pmin[k] = float(stats.f.sf(f, used.sum() - 1, n - used.sum()).min())
-    n_tests = m * (1 if discrete else targets.shape[1])
-    chosen = np.flatnonzero(pmin < ALPHA / n_tests)
-    return chosen[np.argsort(pmin[chosen], kind="stable")][:MAX_SELECTED], pmin
+        stat, dof = 0.0, 0
+        for i in range(y.shape[1]):
+            idx = (strata[cols[k]] * N_BINS + rb[:, k]) * n_y + y[:, i]
+            cnt = np.bincount(idx, minlength=N_STRATA * N_BINS * n_y).reshape(N_STRATA, N_BINS, n_y).astype(float)
+            tot = cnt.sum(axis=(1, 2), keepdims=True)
+            exp = cnt.sum(axis=2, keepdims=True) * cnt.sum(axis=1, keepdims=True) / np.maximum(tot, 1.0)
+            ok = exp > 0
+            stat += float((((cnt - exp) ** 2)[ok] / exp[ok]).sum())
+            used_r, used_y = (cnt.sum(axis=2) > 0).sum(axis=1), (cnt.sum(axis=1) > 0).sum(axis=1)
+            dof += int(np.maximum(used_r - 1, 0) @ np.maximum(used_y - 1, 0))
+        p[k] = float(stats.chi2.sf(stat, dof)) if dof > 0 else 1.0
+    chosen = np.flatnonzero(p < ALPHA / max(m, 1))
+    return chosen[np.argsort(p[chosen], kind="stable")][:MAX_SELECTED], p
 
 
 def fine_scale_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: np.ndarray, h_s: float,
@@ -127,7 +132,7 @@ def fine_scale_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s
     r, names = residues(z)
     if r.shape[1] == 0:
         return []
-    chosen, pmin = screen(r[:n_tr], s[:n_tr], discrete)
+    chosen, pmin = screen(r[:n_tr], z[:n_tr], [j for j, _ in names], s[:n_tr], discrete)
     if chosen.size == 0:
         return []
     sel = r[:, chosen]

@@ -80,8 +80,8 @@ def test_transforms_are_invertible_so_the_truth_holds():
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name,n,below", [("gauss-1-half-cube", 6000, 0.05), ("gauss-2-spiral", 8000, 0.08),
-                                          ("binary-1-half-cube", 6000, 0.05)])
+@pytest.mark.parametrize("name,n,below", [("gauss-1-half-cube", 4000, 0.05), ("gauss-2-spiral", 4000, 0.08),
+                                          ("binary-1-half-cube", 4000, 0.05)])
 def test_headline_near_the_truth_and_never_far_above(name, n, below):
     task = BY_NAME[name]
     evs = run(task, n)
@@ -170,7 +170,7 @@ def test_flags_table_shows_disagreeing_rows():
     base = {"status": "ok", "learner": "l", "scenario_id": "s", "observation": "full", "privacy": "mi",
             "budget": 0.5, "rep": 0, "gap": 0.1, "overshoot": 0.0, "below_bound": False, "below_bound_reason": None,
             "error": None, "leakage_evaluator": "ksg", "leakage_spread": 0.1, "distortion": 0.4,
-            "distortion_stderr": 0.0, "distortion_kind": "exact"}
+            "distortion_stderr": 0.0, "distortion_kind": "exact", "n_train": 1000}
     df = pd.DataFrame([{**base, "evaluators_disagree": False},
                        {**base, "rep": 1, "evaluators_disagree": True, "leakage_evaluator": "fine-scale-attacker"}])
     out = flags_table(df)
@@ -192,15 +192,18 @@ def test_converged_stops_on_a_plateau_and_not_while_improving():
     assert converged(falling)
 
 
-def test_attacker_trains_past_the_old_300_steps_when_needed_and_stops_early_on_noise():
+def test_attacker_trains_past_the_old_300_steps_when_needed_and_stops_early_on_noise(monkeypatch):
     rng = np.random.default_rng(4)
-    n = 4000
+    n = 3000
     s = rng.standard_normal((n, 1))
     log_p = stats.norm.logpdf(s[:, 0])
     h_s = 0.5 * math.log(2 * math.pi * math.e)
     indep = posthoc_attacker(rng.standard_normal((n, 2)), s, discrete=False, log_p_s=log_p, h_s=h_s, seed=0)
-    assert indep["steps_run"] < 600 and abs(indep["bound"]) < 0.03
-    y = s[:, 0] + 0.5 * rng.standard_normal(n)
-    z = np.stack([np.sin(3 * y), np.cos(3 * y), y + 0.05 * rng.standard_normal(n)], axis=1)
-    hard = posthoc_attacker(z, s, discrete=False, log_p_s=log_p, h_s=h_s, seed=0)
-    assert hard["steps_run"] > 300 and hard["best_step"] > 300
+    assert indep["steps_run"] < 600 and abs(indep["bound"]) < 0.05
+    # a slow learning rate on a spiral: the validation likelihood still rises after the old fixed 300 steps;
+    # training goes on while it does and stops on the plateau, long before the cap
+    monkeypatch.setitem(ATTACKER, "lr", 0.001)
+    task = BY_NAME["gauss-2-spiral"]
+    s2, z2, lp2 = task.sample(n, np.random.default_rng(0))
+    slow = posthoc_attacker(z2, s2, discrete=False, log_p_s=lp2, h_s=task.h_s, seed=0)
+    assert 300 < slow["best_step"] < slow["steps_run"] < ATTACKER["max_steps"]
