@@ -3,7 +3,8 @@
 Usage: python scripts/groundtruth_table.py [--n 20000] [--seed 0] [--tasks NAME ...]
 
 Prints one row per task: the truth (I(S;Z), and the MAP accuracy for a binary S), each evaluator's
-value, the headline (the largest credible, :func:`privbench.bench.evaluators.headline`), headline - truth,
+value (marked where not credible), the headline (the largest credible,
+:func:`privbench.bench.evaluators.headline`), headline - truth,
 the spread between evaluators and whether they disagree, and the seconds the evaluators took.
 """
 
@@ -17,7 +18,7 @@ import numpy as np
 from privbench.bench.evaluators import headline
 from privbench.bench.evaluators.ensemble import sample_leakage
 from privbench.bench.evaluators.groundtruth import BY_NAME, TASKS
-from privbench.bench.evaluators.headline import spread
+from privbench.bench.evaluators.headline import credible, spread
 
 
 def measure(task, n: int, seed: int) -> list[str]:
@@ -33,7 +34,8 @@ def measure(task, n: int, seed: int) -> list[str]:
             continue
         lead = headline(evs, metric)
         sp, bad = spread(evs, metric)
-        vals = " ".join(f"{e.evaluator}={e.value:.3f}" for e in evs if e.metric == metric)
+        vals = " ".join(f"{e.evaluator}={e.value:.3f}{'' if credible(e) else ' (not credible)'}"
+                        for e in evs if e.metric == metric)
         lines.append(f"| {task.name} | {metric} | {n} | {truth:.3f} | {lead.value:.3f} ({lead.evaluator}) | "
                      f"{lead.value - truth:+.3f} | {sp:.3f}{' DISAGREE' if bad else ''} | {secs:.1f} | {vals} |")
     return lines
