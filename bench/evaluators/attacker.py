@@ -200,7 +200,8 @@ def train_attacker(model: AttackerModel, n_fit: int, n_tr: int) -> tuple[int, bo
         start_val = model.log_q(val)
     best_val = float(start_val.mean())
     start = best = [p.detach().clone() for p in params]
-    for step in range(1, ATTACKER["max_steps"] + 1):
+    pinned = ATTACKER["determined_nats"] * model.n_out if model.chol is not None else math.inf
+    for step in range(1, ATTACKER["max_steps"] + 1 if best_val <= pinned else 0):
         opt.zero_grad()
         loss = -model.log_q(fit).mean()
         if not bool(torch.isfinite(loss)):
@@ -211,11 +212,13 @@ def train_attacker(model: AttackerModel, n_fit: int, n_tr: int) -> tuple[int, bo
         if step % ATTACKER["check_every"] == 0:
             with torch.no_grad():
                 v = float(model.log_q(val).mean())
+            if not math.isfinite(v):
+                break  # the validation likelihood broke down (e.g. a release that pins S): keep the best so far
             history.append(v)
             if v > best_val:
                 best_val, best_step = v, step
                 best = [p.detach().clone() for p in params]
-            if converged(history) or (model.chol is not None and v > ATTACKER["determined_nats"] * model.n_out):
+            if converged(history) or v > pinned:
                 break  # a plateau, or the release pins S down (continuous S: the bound grows as the variance shrinks)
     with torch.no_grad():
         for p, b in zip(params, best):
