@@ -34,7 +34,8 @@ COLUMNS: list[tuple[str, str]] = [
     ("evaluators", STR), ("protocol", STR), ("mechanism_info", STR), ("learner", STR),
     ("learner_params", STR), ("budget", FLOAT), ("seed", INT), ("rep", INT), ("n_train", INT), ("n_eval", INT),
     ("status", STR), ("error", STR), ("leakage", FLOAT), ("leakage_evaluator", STR), ("leakage_kind", STR),
-    ("leakage_stderr", FLOAT), ("distortion", FLOAT), ("distortion_evaluator", STR), ("distortion_kind", STR),
+    ("leakage_stderr", FLOAT), ("leakage_spread", FLOAT), ("evaluators_disagree", BOOL), ("distortion", FLOAT),
+    ("distortion_evaluator", STR), ("distortion_kind", STR),
     ("distortion_stderr", FLOAT), ("optimum_at_distortion", FLOAT), ("optimum_at_budget", FLOAT),
     ("bound_kind", STR), ("gap", FLOAT), ("overshoot", FLOAT), ("below_bound", BOOL), ("below_bound_reason", STR),
     ("evaluations", STR), ("mechanism_file", STR), ("train_time_s", FLOAT), ("wall_time_s", FLOAT), ("device", STR), ("host", STR),
@@ -131,13 +132,17 @@ def json_default(x: Any) -> Any:
 
 def headline_fields(evals: list[Any], privacy: str) -> dict[str, Any]:
     """Record fields of a list of evaluations: the JSON of all, the headline leakage (of ``privacy``)
-    and distortion with their evaluators; ``status="failed"`` with the error where one is NaN."""
-    from .evaluators import headline
+    and distortion with their evaluators, the spread between the leakage evaluators and whether they
+    disagree (:func:`privbench.bench.evaluators.headline.spread`; NaN and False for an exact headline);
+    ``status="failed"`` with the error where one is NaN."""
+    from .evaluators import headline, spread
 
     out: dict[str, Any] = {"evaluations": json.dumps([e.__dict__ for e in evals], default=json_default)}
     leak, dist = headline(evals, privacy), headline(evals, "distortion")
+    width, disagree = spread(evals, privacy)
     out.update(leakage=leak.value, leakage_evaluator=leak.evaluator, leakage_kind=leak.kind,
-               leakage_stderr=leak.stderr, distortion=dist.value, distortion_evaluator=dist.evaluator,
+               leakage_stderr=leak.stderr, leakage_spread=width, evaluators_disagree=disagree,
+               distortion=dist.value, distortion_evaluator=dist.evaluator,
                distortion_kind=dist.kind, distortion_stderr=dist.stderr)
     for name, ev in (("leakage", leak), ("distortion", dist)):
         if math.isnan(ev.value):

@@ -11,10 +11,10 @@ registry by scenario kind.  Code outside this package imports from here only.
 from .dispatch import BY_KIND, EVALUATOR_SETS, evaluate
 from .evaluation import Evaluation
 from .gaussian_approx import gaussian_approx_mi
-from .headline import headline
+from .headline import credible, headline, spread
 from .ksg import ksg_mi
 from .verify import CONSISTENCY, inconsistency
 from .labelled import CLASSIFIER, FreshClassifier, row_distortion, utility_accuracies, utility_accuracy
 
 __all__ = ["BY_KIND", "CLASSIFIER", "CONSISTENCY", "inconsistency", "EVALUATOR_SETS", "Evaluation", "FreshClassifier", "evaluate",
-           "gaussian_approx_mi", "headline", "ksg_mi", "row_distortion", "utility_accuracies", "utility_accuracy"]
+           "credible", "gaussian_approx_mi", "headline", "spread", "ksg_mi", "row_distortion", "utility_accuracies", "utility_accuracy"]

@@ -23,7 +23,11 @@ def normal_scores(z: np.ndarray, n_fit: int) -> np.ndarray:
     return out
 
 
-ATTACKER = {"hidden": 32, "steps": 300, "patience": 60, "min_gain_se": 2.0, "lr": 0.01, "log_var_min": -18.0}
+#: Hyper-parameters.  Training runs until :func:`converged` (validation checked every ``check_every``
+#: steps; stop when ``patience`` steps brought less than ``min_delta`` nats), at most ``max_steps``.
+ATTACKER = {"hidden": 32, "max_steps": 4000, "check_every": 10, "patience": 200, "min_delta": 1e-3,
+            "min_gain_se": 2.0, "lr": 0.01, "log_var_min": -18.0, "train_fraction": 0.5,
+            "determined_nats": 4.0}
 
 
 def posthoc_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: np.ndarray, h_s: float,
@@ -34,11 +38,15 @@ def posthoc_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: n
     fitting rows, then the standard normal quantile: invariant to monotone
     transforms such as Z = U^3), and Z^2 for a discrete S; all standardised.
     Network: a linear map of the inputs plus a tanh MLP (2 hidden layers of 32, last layer starting at 0), full-batch
-    Adam, 300 steps, float32, seeded init (``torch.Generator``), one thread.
-    Early stopping: the training half is split 80/20; the parameters with the
+    Adam, float32, seeded init (``torch.Generator``), one thread.
+    Trained to convergence: the training half is split 80/20; the parameters with the
     best validation loss (checked every 10 steps) are kept, since the
     heteroscedastic head otherwise over-fits by a few hundredths of a nat at
-    10^4 samples; training stops after 60 steps without improvement.  The
+    10^4 samples; training stops once 200 steps improved the validation
+    log-likelihood by less than 1e-3 nats (:func:`converged`), at most 4000 steps; for a
+    continuous S also once the validation log Q of the standardised S exceeds 4 nats per dimension
+    (the release pins S to about 2% of its spread: the bound, already above 5 nats per dimension,
+    would only grow towards the variance floor).  The
     trained network replaces the starting fit only if its validation gain is
     significant (> 2 standard errors of the paired per-sample gain).
     Discrete S: logits (bias starting at the log class frequencies).  Continuous
@@ -64,12 +72,12 @@ def posthoc_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: n
     from privbench.learners.nn import torch_threads
 
     n = len(z)
-    n_tr = n // 2
+    n_tr = int(n * ATTACKER["train_fraction"])
     n_fit = (4 * n_tr) // 5
     inp = attacker_inputs(z, s, discrete, n_tr, n_fit)
     with torch_threads(1):
         model = AttackerModel(inp, discrete, seed)
-        best_step, credible = train_attacker(model, n_fit, n_tr)
+        best_step, credible, steps_run = train_attacker(model, n_fit, n_tr)
         lq, acc = model.held_out(n_tr, n)
     diff = lq - inp["log_scale"] - log_p_s[n_tr:]  # log q in S's own units, minus the true log p(S)
     credible = credible and bool(np.all(np.isfinite(diff)))
@@ -78,7 +86,8 @@ def posthoc_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: n
         "bound": float(diff.mean()) if credible else nan,
         "bound_stderr": float(diff.std(ddof=1) / math.sqrt(diff.size)) if credible else nan,
         "h_plus_mean_log_q": float(h_s + lq.mean() - inp["log_scale"]) if credible else nan,
-        "n_train": n_tr, "n_test": n - n_tr, "best_step": best_step, "credible": credible, **ATTACKER,
+        "n_train": n_tr, "n_test": n - n_tr, "best_step": best_step, "steps_run": steps_run, "credible": credible,
+        **ATTACKER,
     }
     if discrete:
         out["accuracy"] = acc
@@ -178,20 +187,21 @@ class AttackerModel:
         return lq, acc
 
 
-def train_attacker(model: AttackerModel, n_fit: int, n_tr: int) -> tuple[int, bool]:
-    """Full-batch Adam with early stopping on the validation rows; keeps the start unless the
-    trained network's validation gain is significant.  Returns (best step, credible)."""
+def train_attacker(model: AttackerModel, n_fit: int, n_tr: int) -> tuple[int, bool, int]:
+    """Full-batch Adam until the validation loss stops improving (:func:`converged`); keeps the start
+    unless the trained network's validation gain is significant.  Returns (best step, credible, steps run)."""
     import torch
 
     params = model.params
     opt = torch.optim.Adam(params, lr=ATTACKER["lr"])
     fit, val = slice(0, n_fit), slice(n_fit, n_tr)
-    credible, best_step = True, 0
+    credible, best_step, history, step = True, 0, [], 0
     with torch.no_grad():
         start_val = model.log_q(val)
     best_val = float(start_val.mean())
     start = best = [p.detach().clone() for p in params]
-    for step in range(1, ATTACKER["steps"] + 1):
+    pinned = ATTACKER["determined_nats"] * model.n_out if model.chol is not None else math.inf
+    for step in range(1, ATTACKER["max_steps"] + 1 if best_val <= pinned else 0):
         opt.zero_grad()
         loss = -model.log_q(fit).mean()
         if not bool(torch.isfinite(loss)):
@@ -199,14 +209,17 @@ def train_attacker(model: AttackerModel, n_fit: int, n_tr: int) -> tuple[int, bo
             break
         loss.backward()
         opt.step()
-        if step % 10 == 0:
+        if step % ATTACKER["check_every"] == 0:
             with torch.no_grad():
                 v = float(model.log_q(val).mean())
+            if not math.isfinite(v):
+                break  # the validation likelihood broke down (e.g. a release that pins S): keep the best so far
+            history.append(v)
             if v > best_val:
                 best_val, best_step = v, step
                 best = [p.detach().clone() for p in params]
-            elif step - best_step >= ATTACKER["patience"]:
-                break
+            if converged(history) or v > pinned:
+                break  # a plateau, or the release pins S down (continuous S: the bound grows as the variance shrinks)
     with torch.no_grad():
         for p, b in zip(params, best):
             p.copy_(b)
@@ -215,4 +228,18 @@ def train_attacker(model: AttackerModel, n_fit: int, n_tr: int) -> tuple[int, bo
             best_step = 0  # not a significant gain: keep the start (no selection on noise)
             for p, b in zip(params, start):
                 p.copy_(b)
-    return best_step, credible
+    return best_step, credible, step
+
+
+def converged(history: list[float]) -> bool:
+    """Early stopping on the validation log-likelihood ``history`` (one value per check).
+
+    Stops once the best value of the last ``patience`` steps is not above the best value before
+    them by more than ``min_delta`` nats (a plateau, or over-fitting); never while the validation
+    likelihood still improves by more than that over a window.  The step cap ``max_steps`` bounds
+    the cost.
+    """
+    w = ATTACKER["patience"] // ATTACKER["check_every"]
+    if len(history) <= w:
+        return False
+    return max(history[-w:]) <= max(history[:-w]) + ATTACKER["min_delta"]

@@ -19,7 +19,12 @@ posthoc-attacker       gaussian / binary-gmm       lower-     h(S) + E log Q(S|Z
                                                      bound
 gaussian-approx        gaussian, any mechanism     lower-     PPAN §III-B1
                                                      bound
-ksg                    gaussian, any mechanism     estimate   Kraskov et al. estimator 1
+ksg                    gaussian, any mechanism     estimate   Kraskov et al. estimator 1, every row
+ensemble-linear, -knn, gaussian / binary-gmm       lower-     the study's attackers, feeding the
+  -gbt (binary S)                                    bound      headline (ensemble.py)
+fine-scale-attacker    gaussian / binary-gmm,      lower-     residues of Z's low-order digits
+                         where a residue depends     bound      (finescale.py)
+                         on S
 attacker-linear, -mlp- gaussian / binary-gmm, only lower-     the attacker-mismatch study
   wide, -knn, -gbt       with evaluators="mismatch"  bound      (mismatch.py); never headline
 sample-distortion      any mechanism               estimate   mean d(U, Z) over fresh samples
@@ -28,7 +33,9 @@ fresh-classifier       labelled scenarios (no      lower-     map, mi, utility a
 =====================  ==========================  =========  ===============================
 
 Mechanism types (``Mechanism.type_name``) choose the exact evaluators; the
-bench imports no learner class.  "lower-bound" is up to estimation error:
+bench imports no learner class.  Without an exact evaluator the headline is the
+largest CREDIBLE sample value (:func:`.headline.credible`), and the record keeps
+the spread between the evaluators (:func:`.headline.spread`).  "lower-bound" is up to estimation error:
 every sample evaluator reports a ``stderr`` and
 :func:`privbench.bench.scores.score` allows 3 of them.
 

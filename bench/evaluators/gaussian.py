@@ -5,7 +5,8 @@ Exact evaluators by the mechanism's declared type (:data:`EXACT`, keyed by
 I(S;Z) and MSE from theory.gaussian) and ``exact-constant`` (``constant``).
 For every mechanism: ``gaussian-approx`` (a lower bound for Gaussian S), the
 sample distortion with per-component detail, and (unless the headline is exact
-and ``cross_check`` is off) the ``posthoc-attacker`` bound and ``ksg``.
+and ``cross_check`` is off) the ensemble of sample evaluators (:mod:`.ensemble`: post-hoc attacker,
+KSG, linear and kNN attackers, the fine-scale attacker).
 """
 
 from __future__ import annotations
@@ -16,13 +17,12 @@ import numpy as np
 
 from privbench.theory.gaussian import linear_gaussian_leakage
 
-from .attacker import posthoc_attacker
+from .ensemble import sample_leakage
 from .verify import checked_description
 from .verify_law import law_disagreement
 from .evaluation import (Evaluation, ExactEvaluator, exact_by_type, jsonable, log_p_and_entropy, make_evaluation,
                          sample_distortion)
 from .gaussian_approx import gaussian_approx_mi
-from .ksg import ksg_mi
 
 
 def exact_linear_gaussian(mech: Any, sc: Any) -> tuple[list[Evaluation], list[Evaluation]]:
@@ -59,11 +59,7 @@ def evaluate_gaussian(mech: Any, sc: Any, task: Any, s: np.ndarray, u: np.ndarra
     if out[0].kind == "exact" and not cross_check:  # the headline is exact: skip the costly estimators
         return out + exact_d + [d_sample] + check
     log_p_s, h_s = log_p_and_entropy(sc, s)
-    att = posthoc_attacker(z, s, discrete=False, log_p_s=log_p_s, h_s=h_s, seed=seed)
-    out.append(make_evaluation("mi", att.pop("bound"), "posthoc-attacker", "lower-bound", att.pop("bound_stderr"),
-                               **att, note="h(S) + E log Q(S|Z) on held-out releases, h(S) exact from the "
-                               "scenario's cov"))
-    out.append(ksg_mi(s, z, rng=rng))
+    out += sample_leakage(z, s, discrete=False, log_p_s=log_p_s, h_s=h_s, seed=seed, rng=rng, gaussian_approx=False)
     return out + exact_d + [d_sample] + check
 
 

@@ -34,8 +34,7 @@ def headline(evals: list[Evaluation], metric: str) -> Evaluation:
     exact = [e for e in mine if e.kind == "exact" and not math.isnan(e.value)]
     if exact:
         return exact[0]
-    ok = [e for e in mine if not math.isnan(e.value) and not math.isnan(e.stderr)
-          and e.detail.get("credible", True) is not False]
+    ok = [e for e in mine if credible(e)]
     if not ok:
         raise InputError(f"no credible evaluation of metric={metric!r} "
                          f"(have: {', '.join(f'{e.metric}/{e.evaluator}' for e in evals) or 'none'})")
@@ -44,3 +43,63 @@ def headline(evals: list[Evaluation], metric: str) -> Evaluation:
         if e.value > best.value:
             best = e
     return best
+
+
+#: Credibility: a sample value is absurd when its stderr exceeds ``rel_stderr`` of its size plus
+#: ``abs_stderr`` (relative, so a legitimately large leakage with a proportionate stderr stays), or when
+#: it lies outside the metric's range by more than ``sigmas`` stderrs plus ``slack`` (an MI below 0, a
+#: MAP accuracy or an overlap outside [0, 1]).
+CREDIBLE = {"rel_stderr": 0.25, "abs_stderr": 0.05, "sigmas": 3.0, "slack": 0.02}
+#: Agreement: the headline is flagged when it exceeds every other credible evaluator by more than
+#: ``sigmas`` combined stderrs plus ``tolerance[metric]`` plus ``relative`` of its value (KSG's
+#: downward bias grows with the leakage: about -0.6 of 3.1 nats in 5 dimensions) (:func:`spread`).
+AGREEMENT = {"sigmas": 3.0, "relative": 0.1, "tolerance": {"mi": 0.05, "chi2": 0.05, "map": 0.02, "distortion": 0.05}}
+RANGES = {"mi": (0.0, math.inf), "chi2": (0.0, math.inf), "map": (0.0, 1.0), "distortion": (0.0, math.inf)}
+
+
+def credible(e: Evaluation) -> bool:
+    """Whether a lower bound or estimate may be the headline.
+
+    Not credible: a NaN value or stderr; ``detail["credible"] == False`` (e.g. training produced NaN);
+    a stderr above ``0.25 |value| + 0.05`` (an estimate that says nothing, e.g. -2e7 +- 2e7 from an
+    attacker whose Gaussian head met a heavy-tailed S); a value outside the metric's range by more
+    than ``3 stderr + 0.02`` (an MI below 0, a MAP accuracy above 1).  Exact evaluations are always
+    credible unless NaN.  ``inf`` with stderr 0 (a release that determines S) stays credible.
+    """
+    if math.isnan(e.value) or math.isnan(e.stderr) or e.detail.get("credible", True) is False:
+        return False
+    if e.kind == "exact":
+        return True
+    c = CREDIBLE
+    if math.isinf(e.value):
+        return e.value > 0 and e.stderr == 0.0
+    if e.stderr > c["rel_stderr"] * abs(e.value) + c["abs_stderr"]:
+        return False
+    lo, hi = RANGES.get(e.metric, (-math.inf, math.inf))
+    tol = c["sigmas"] * e.stderr + c["slack"]
+    return lo - tol <= e.value <= hi + tol
+
+
+def spread(evals: list[Evaluation], metric: str) -> tuple[float, bool]:
+    """The spread between the credible sample evaluators of ``metric`` and whether they disagree.
+
+    Returns (max - min of their values, flag); (NaN, False) where the headline is exact or fewer than
+    two evaluators are credible.  Lower bounds of different strength are expected to differ (the
+    Gaussian approximation of a spiral release reads far below an MLP), so the spread alone is no
+    flag.  The flag says the headline is corroborated by NO other evaluator: it exceeds the
+    runner-up by more than 3 combined stderrs plus ``AGREEMENT["tolerance"][metric]`` plus 10% of
+    its value (leakage
+    that only one attacker sees, as with S hidden in low-order digits).  Study evaluations are left
+    out, as in :func:`headline`.
+    """
+    mine = [e for e in evals if e.metric == metric and not e.detail.get("study")]
+    if any(e.kind == "exact" and not math.isnan(e.value) for e in mine):
+        return float("nan"), False
+    ok = sorted((e for e in mine if credible(e) and math.isfinite(e.value)), key=lambda e: e.value)
+    if len(ok) < 2:
+        return float("nan"), False
+    top, second = ok[-1], ok[-2]
+    a = AGREEMENT
+    margin = (a["sigmas"] * math.hypot(top.stderr, second.stderr) + a["tolerance"].get(metric, 0.05)
+              + a["relative"] * abs(top.value))
+    return top.value - ok[0].value, top.value - second.value > margin

@@ -9,18 +9,17 @@ from scipy.special import digamma
 from .evaluation import Evaluation, batch_stderr, make_evaluation
 
 KSG_K = 4
-KSG_MAX_N = 10000  # above KSG_SMALL_DIM joint dimensions KSG uses only this many rows (cost)
-KSG_SMALL_DIM = 4
+KSG_WORKERS = 2  # cKDTree query threads (the neighbour counts dominate the cost)
 
 
 def ksg_value(x: np.ndarray, y: np.ndarray, k: int) -> float:
     """Kraskov-Stoegbauer-Grassberger estimator 1 (max-norm), nats."""
     n = len(x)
     xy = np.hstack([x, y])
-    eps = cKDTree(xy).query(xy, k=k + 1, p=np.inf)[0][:, -1]
+    eps = cKDTree(xy).query(xy, k=k + 1, p=np.inf, workers=KSG_WORKERS)[0][:, -1]
     r = np.nextafter(eps, 0)  # strictly closer than the k-th joint neighbour
-    nx = cKDTree(x).query_ball_point(x, r, p=np.inf, return_length=True) - 1
-    ny = cKDTree(y).query_ball_point(y, r, p=np.inf, return_length=True) - 1
+    nx = cKDTree(x).query_ball_point(x, r, p=np.inf, return_length=True, workers=KSG_WORKERS) - 1
+    ny = cKDTree(y).query_ball_point(y, r, p=np.inf, return_length=True, workers=KSG_WORKERS) - 1
     return float(digamma(k) + digamma(n) - np.mean(digamma(nx + 1) + digamma(ny + 1)))
 
 
@@ -29,9 +28,10 @@ def ksg_mi(s: np.ndarray, z: np.ndarray, *, rng: np.random.Generator, k: int = K
 
     Each variable's columns are scaled to unit sample variance (columns with
     zero variance are left), then a jitter of 1e-10 standard normals is added
-    to break ties (as scikit-learn does).  When d_s + d_z > 4 only the first
-    ``KSG_MAX_N`` = 10000 rows are used (the neighbour counts get expensive in
-    high dimension).  ``value`` is the estimate clipped at 0 (``detail["raw"]``
+    to break ties (as scikit-learn does).  Every row is used (the estimate's
+    downward bias shrinks with n); the neighbour searches run on ``KSG_WORKERS``
+    threads (about 2-7 s for 20,000 rows of 3+3 to 5+5 dimensions on this
+    project's shared 2-core machine).  ``value`` is the estimate clipped at 0 (``detail["raw"]``
     unclipped); ``stderr`` is the spread over 10 batches divided by sqrt(10).
     Consistent, but biased downward for strong dependence in many dimensions
     (about -0.07 nats of 0.44 for PPAN's 5+5-dimensional example, -0.6 of 3.1
@@ -50,8 +50,7 @@ def ksg_mi(s: np.ndarray, z: np.ndarray, *, rng: np.random.Generator, k: int = K
         return a + 1e-10 * rng.standard_normal(a.shape)
 
     s, z = s.reshape(len(s), -1), z.reshape(len(z), -1)
-    n = len(s) if s.shape[1] + z.shape[1] <= KSG_SMALL_DIM else min(len(s), KSG_MAX_N)
-    x, y = prep(s[:n]), prep(z[:n])
+    x, y = prep(s), prep(z)
     raw = ksg_value(x, y, k)
     se = batch_stderr(lambda a, b: ksg_value(a, b, k), len(x), x, y)
     return make_evaluation("mi", max(raw, 0.0), "ksg", "estimate", se, raw=raw, k=k, n=len(x))

@@ -3,21 +3,21 @@
 Exact evaluators by the mechanism's declared type (:data:`EXACT`, keyed by
 ``Mechanism.type_name``): ``exact-mixture-params`` (``mixture-shift``: MAP
 accuracy and MSE from theory.mixture) and ``exact-constant`` (``constant``).
-For every mechanism: the fresh classifier (``mixture-fresh-classifier``, a
-lower bound on the MAP accuracy), the ``posthoc-attacker`` MI bound, and the
-sample distortion.
+For every mechanism: the ensemble of sample evaluators (:mod:`.ensemble`: the fresh
+classifier ``mixture-fresh-classifier``, a lower bound on the MAP accuracy, the
+``posthoc-attacker`` MI bound, linear, kNN and boosted attackers, the fine-scale
+attacker) and the sample distortion.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from privbench.theory.mixture import mechanism_accuracy, mechanism_distortion
 
-from .attacker import posthoc_attacker
+from .ensemble import sample_leakage
 from .verify import checked_description
 from .verify_law import law_disagreement
 from .evaluation import (Evaluation, ExactEvaluator, exact_by_type, log_p_and_entropy, make_evaluation,
@@ -50,7 +50,7 @@ EXACT: dict[str, ExactEvaluator] = {
 
 def evaluate_mixture(mech: Any, sc: Any, task: Any, s: np.ndarray, u: np.ndarray, z: np.ndarray, seed: int,
                      rng: np.random.Generator, cross_check: bool = True) -> list[Evaluation]:
-    """All evaluations of a release of a binary-gmm scenario (module docstring); ``task`` gives the observation; ``rng`` unused."""
+    """All evaluations of a release of a binary-gmm scenario (module docstring); ``task`` gives the observation."""
     out, exact_d = exact_by_type(EXACT, mech, sc)
     d_sample = sample_distortion(((u.reshape(-1, 1) - z.reshape(len(z), -1)) ** 2).sum(axis=1))
     out, exact_d, check = checked_description(out, exact_d, d_sample,
@@ -58,12 +58,6 @@ def evaluate_mixture(mech: Any, sc: Any, task: Any, s: np.ndarray, u: np.ndarray
     if out and not cross_check:  # the MAP headline is exact: skip the fresh classifier
         return out + exact_d + [d_sample] + check
     log_p_s, h_s = log_p_and_entropy(sc, s)
-    att = posthoc_attacker(z, s, discrete=True, log_p_s=log_p_s, h_s=h_s, seed=seed)
-    acc = att.pop("accuracy")
-    n_te = att["n_test"]
-    out.append(make_evaluation("map", acc, "mixture-fresh-classifier", "lower-bound",
-                               math.sqrt(acc * (1 - acc) / n_te), **att,
-                               note="held-out accuracy of a classifier trained from scratch; <= MAP accuracy"))
-    out.append(make_evaluation("mi", att.pop("bound"), "posthoc-attacker", "lower-bound", att.pop("bound_stderr"),
-                               **att, note="H(S) + E log Q(S|Z) on held-out releases, H(S) exact from the prior"))
+    out += sample_leakage(z.reshape(len(z), -1), s, discrete=True, log_p_s=log_p_s, h_s=h_s, seed=seed, rng=rng,
+                          gaussian_approx=False)
     return out + exact_d + [d_sample] + check

@@ -84,12 +84,17 @@ def no_optimum_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def flags_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Every case that failed, timed out, was inconsistent, went below the bound, or overshot its budget
-    beyond its statistical tolerance (:func:`privbench.bench.scores.overshoot_tolerance`, as ``check``)."""
+    """Every case that failed, timed out, was inconsistent, went below the bound, overshot its budget
+    beyond its statistical tolerance (:func:`privbench.bench.scores.overshoot_tolerance`, as ``check``),
+    or whose leakage evaluators disagree (``evaluators_disagree``: the headline is corroborated by no
+    other evaluator, :func:`privbench.bench.evaluators.headline.spread`; the evaluator and the spread
+    between the evaluators are shown)."""
     over = df["overshoot"].fillna(0) > (df.apply(overshoot_tolerance, axis=1) if len(df) else 0.0)
-    bad = (df["status"] != "ok") | df["below_bound"].fillna(False).astype(bool) | over
+    disagree = df["evaluators_disagree"].fillna(False).astype(bool) if "evaluators_disagree" in df else False
+    bad = (df["status"] != "ok") | df["below_bound"].fillna(False).astype(bool) | over | disagree
     cols = ["status", "learner", "scenario_id", "observation", "privacy", "budget", "rep", "gap", "overshoot",
-            "below_bound", "below_bound_reason", "error"]
+            "below_bound", "below_bound_reason", "evaluators_disagree", "leakage_evaluator", "leakage_spread",
+            "error"]
     out = df.loc[bad, [c for c in cols if c in df.columns]].reset_index(drop=True)
     for c in ("below_bound_reason", "error"):
         if c in out.columns:

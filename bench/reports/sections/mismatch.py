@@ -12,7 +12,8 @@ from ..paper_tables import ci95, obs_label, pm, row_evaluations, row_info
 from ..render import Block
 
 
-ATTACKERS = ("posthoc-attacker", "mixture-fresh-classifier", "fresh-classifier", "gaussian-approx", "ksg")
+ATTACKERS = ("posthoc-attacker", "mixture-fresh-classifier", "fresh-classifier", "gaussian-approx", "ksg",
+             "ensemble-linear", "ensemble-knn", "ensemble-gbt", "fine-scale-attacker")
 
 
 def attacker_columns(columns: Any) -> list[str]:

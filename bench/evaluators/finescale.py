@@ -1,0 +1,149 @@
+"""The ``fine-scale-attacker`` evaluator: an attacker that looks at the low-order digits of a release.
+
+The other sample evaluators (Gaussian approximation, post-hoc MLP, KSG, linear, kNN and boosted
+attackers on standardised Z) are smooth in Z at the scale of Z's spread: S written into digits
+far below that scale (``z = round(y, 6) + 1e-7 * bit``) is invisible to all of them, and they
+agree on the same wrong number.  This attacker builds, for every coordinate z_j and every scale
+delta in :data:`SCALES` (decimal 1e-1 .. 1e-9 and binary 2^-4 .. 2^-36), the residue
+r = frac(z_j / delta) in [0, 1) (where the column's float resolution carries it: :func:`resolvable`);
+it screens each residue for dependence on S beyond what its coordinate's coarse value explains,
+on the training half (:func:`screen`: a chi-square test of the residue's 8 bins against S's label
+or quartiles within 16 quantile strata of z_j; Bonferroni-corrected p < :data:`ALPHA`) and, when some residues pass, trains the bench's post-hoc
+attacker (:func:`.attacker.posthoc_attacker`, the same early stopping) on Z plus (r, sin 2 pi r,
+cos 2 pi r) of the selected residues.  When none passes it returns no evaluation (the release
+shows no fine-scale dependence; the other evaluators cover it).
+
+What the bench can see (the largest credible evaluator, :func:`.headline.headline`):
+
+- smooth dependence of S on Z (linear, Gaussian, heteroscedastic, monotone transforms, spirals,
+  interactions) up to the attackers' capacity and the sample size;
+- information in the sign, parity or residue of one coordinate at a decimal or binary scale of
+  :data:`SCALES` (rounding grids, digits or mantissa bits in those positions), when it moves the
+  distribution of S (its label or quartiles) across the residue's bins within narrow strata of
+  z_j, and the scale is at least 64 times the float spacing at the column's largest |z|
+  (float32 releases: only the coarser scales).
+
+What it cannot see: information spread over several coordinates' digits jointly (e.g. the
+parity of a sum of digits, an XOR of two coordinates' bits) with no marginal trace in one
+residue; digits at scales outside :data:`SCALES` (e.g. base 3, or below 2^-36 of the value);
+information in the order or ranks of rows (the evaluators treat rows as i.i.d.); keyed or
+pseudo-random encodings (a cipher of S in the digits is indistinguishable from noise without
+the key); and any dependence too weak for the sample size.  A release with such channels is
+under-read; the bench does not certify it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from .attacker import posthoc_attacker
+from .evaluation import Evaluation, make_evaluation
+
+SCALES: tuple[float, ...] = tuple(10.0 ** -k for k in range(1, 10)) + tuple(2.0 ** -k for k in range(4, 37, 4))
+N_BINS = 8
+N_STRATA = 16
+ALPHA = 1e-6  # family-wise false-selection rate of the screening (Bonferroni)
+MAX_SELECTED = 8
+
+
+def resolvable(col: np.ndarray, scales: tuple[float, ...]) -> list[float]:
+    """The scales whose residues the column's floating-point resolution can carry.
+
+    A column whose values are all exactly float32 has 24 significant bits, else 53; a residue at
+    scale delta is kept only if the spacing of representable numbers at the column's largest |z|
+    is at most delta / 64.  Otherwise the residue is set by the number format and |z| (a float32
+    release has zero residues at 2^-28 for |z| >= 1 but not for small |z|), which would look like
+    dependence on S wherever |z| depends on S.
+    """
+    top = float(np.max(np.abs(col))) if col.size else 0.0
+    if top == 0.0:
+        return list(scales)
+    bits = 24 if np.array_equal(col.astype(np.float32).astype(float), col) else 53
+    ulp = 2.0 ** (math.floor(math.log2(top)) - (bits - 1))
+    return [d for d in scales if ulp <= d / 64]
+
+
+def residues(z: np.ndarray, scales: tuple[float, ...] = SCALES) -> tuple[np.ndarray, list[tuple[int, float]]]:
+    """frac(z_j / delta) for every column j and every scale delta its resolution carries (:func:`resolvable`):
+    (n, m) and the (j, delta) of each of the m columns."""
+    cols: list[np.ndarray] = []
+    names: list[tuple[int, float]] = []
+    for j in range(z.shape[1]):
+        for d in resolvable(z[:, j], scales):
+            q = z[:, j] / d
+            cols.append(q - np.floor(q))
+            names.append((j, d))
+    if not cols:
+        return np.zeros((len(z), 0)), names
+    return np.clip(np.stack(cols, axis=1), 0.0, 1.0 - 1e-12), names
+
+
+def screen(r: np.ndarray, z: np.ndarray, cols: list[int], s: np.ndarray, discrete: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the residue columns that depend on S beyond their coordinate's coarse value, and every
+    column's p-value.
+
+    A stratified chi-square test per residue column: the rows are split into :data:`N_STRATA` quantile
+    strata of the coordinate z_j the residue comes from; within each stratum, the residue's
+    :data:`N_BINS` bins are tested against S (its label, or for a continuous S the quartile of each
+    coordinate); the Pearson statistics and degrees of freedom add up over strata.  Dependence that
+    runs through z_j itself (a coarse residue near z_j = 0 is a smooth function of z_j) stays within
+    a stratum's width and is not selected; information written into the digits is.  Bonferroni over
+    the columns at family-wise rate :data:`ALPHA`.
+    """
+    n, m = r.shape
+    if discrete:
+        y = s.astype(np.int64).reshape(n)[:, None]
+    else:
+        s2 = s.reshape(n, -1)
+        y = np.stack([np.searchsorted(np.quantile(c, [0.25, 0.5, 0.75]), c) for c in s2.T], axis=1)
+    n_y = int(y.max()) + 1
+    rb = np.minimum((r * N_BINS).astype(np.int64), N_BINS - 1)
+    p = np.ones(m)
+    strata = {}
+    for j in set(cols):
+        edges = np.quantile(z[:, j], np.linspace(0, 1, N_STRATA + 1)[1:-1])
+        strata[j] = np.searchsorted(edges, z[:, j])
+    for k in range(m):
+        stat, dof = 0.0, 0
+        for i in range(y.shape[1]):
+            idx = (strata[cols[k]] * N_BINS + rb[:, k]) * n_y + y[:, i]
+            cnt = np.bincount(idx, minlength=N_STRATA * N_BINS * n_y).reshape(N_STRATA, N_BINS, n_y).astype(float)
+            tot = cnt.sum(axis=(1, 2), keepdims=True)
+            exp = cnt.sum(axis=2, keepdims=True) * cnt.sum(axis=1, keepdims=True) / np.maximum(tot, 1.0)
+            ok = exp > 0
+            stat += float((((cnt - exp) ** 2)[ok] / exp[ok]).sum())
+            used_r, used_y = (cnt.sum(axis=2) > 0).sum(axis=1), (cnt.sum(axis=1) > 0).sum(axis=1)
+            dof += int(np.maximum(used_r - 1, 0) @ np.maximum(used_y - 1, 0))
+        p[k] = float(stats.chi2.sf(stat, dof)) if dof > 0 else 1.0
+    chosen = np.flatnonzero(p < ALPHA / max(m, 1))
+    return chosen[np.argsort(p[chosen], kind="stable")][:MAX_SELECTED], p
+
+
+def fine_scale_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: np.ndarray, h_s: float,
+                        seed: int) -> list[Evaluation]:
+    """The fine-scale attacker's ``mi`` (and, for a discrete S, ``map``) lower bounds; [] when no residue
+    depends on S (module docstring).  Screening uses the training half only (the first n // 2 rows)."""
+    z = z.reshape(len(z), -1).astype(float)
+    n_tr = len(z) // 2
+    r, names = residues(z)
+    if r.shape[1] == 0:
+        return []
+    chosen, pmin = screen(r[:n_tr], z[:n_tr], [j for j, _ in names], s[:n_tr], discrete)
+    if chosen.size == 0:
+        return []
+    sel = r[:, chosen]
+    feats = np.hstack([z, sel, np.sin(2 * math.pi * sel), np.cos(2 * math.pi * sel)])
+    att = posthoc_attacker(feats, s, discrete=discrete, log_p_s=log_p_s, h_s=h_s, seed=seed)
+    detail: dict[str, Any] = {"selected": [[names[k][0], names[k][1], float(pmin[k])] for k in chosen],
+                              "note": "post-hoc attacker on Z plus the residues frac(z_j / delta) that depend on S"}
+    acc = att.pop("accuracy", None)
+    out = [make_evaluation("mi", att.pop("bound"), "fine-scale-attacker", "lower-bound", att.pop("bound_stderr"),
+                           **att, **detail)]
+    if discrete and acc is not None:
+        out.append(make_evaluation("map", acc, "fine-scale-attacker", "lower-bound",
+                                   math.sqrt(acc * (1 - acc) / att["n_test"]), **att, **detail))
+    return out
