@@ -80,14 +80,23 @@ def credible(e: Evaluation) -> bool:
     return lo - tol <= e.value <= hi + tol
 
 
+#: Evaluators that look at the same features count as one when corroborating a headline.
+FAMILIES = {"fine-scale-binned": "fine-scale", "fine-scale-attacker": "fine-scale"}
+
+
+def family(evaluator: str) -> str:
+    """The family of an evaluator (:data:`FAMILIES`; else its own name)."""
+    return FAMILIES.get(evaluator, evaluator)
+
+
 def spread(evals: list[Evaluation], metric: str) -> tuple[float, bool]:
     """The spread between the credible sample evaluators of ``metric`` and whether they disagree.
 
     Returns (max - min of their values, flag); (NaN, False) where the headline is exact or fewer than
     two evaluators are credible.  Lower bounds of different strength are expected to differ (the
     Gaussian approximation of a spiral release reads far below an MLP), so the spread alone is no
-    flag.  The flag says the headline is corroborated by NO other evaluator: it exceeds the
-    runner-up by more than 3 combined stderrs plus ``AGREEMENT["tolerance"][metric]`` plus 10% of
+    flag.  The flag says the headline is corroborated by NO evaluator of another family
+    (:data:`FAMILIES`): it exceeds the best of those by more than 3 combined stderrs plus ``AGREEMENT["tolerance"][metric]`` plus 10% of
     its value (leakage
     that only one attacker sees, as with S hidden in low-order digits).  Study evaluations are left
     out, as in :func:`headline`.
@@ -98,7 +107,11 @@ def spread(evals: list[Evaluation], metric: str) -> tuple[float, bool]:
     ok = sorted((e for e in mine if credible(e) and math.isfinite(e.value)), key=lambda e: e.value)
     if len(ok) < 2:
         return float("nan"), False
-    top, second = ok[-1], ok[-2]
+    top = ok[-1]
+    others = [e for e in ok[:-1] if family(e.evaluator) != family(top.evaluator)]
+    if not others:
+        return top.value - ok[0].value, False
+    second = others[-1]
     a = AGREEMENT
     margin = (a["sigmas"] * math.hypot(top.stderr, second.stderr) + a["tolerance"].get(metric, 0.05)
               + a["relative"] * abs(top.value))

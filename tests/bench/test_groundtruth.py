@@ -97,15 +97,18 @@ def test_headline_near_the_truth_and_never_far_above(name, n, below):
 
 
 def test_low_order_bit_cheater_is_caught():
-    """S's sign below 1e-6 of the release: the smooth evaluators agree on I(S;Y); the fine-scale attacker
-    reads far above it, becomes the headline, stays below the truth, and the row is flagged."""
+    """S's sign below 1e-6 of the release: the smooth evaluators agree on I(S;Y); the fine-scale attackers
+    read far above it, one becomes the headline, stays below the truth, and the row is flagged.  The
+    binned one (a classifier of S's quantile bin, which can follow a posterior the sign cuts in two)
+    reads above the Gaussian-output one."""
     task = BY_NAME["gauss-1-hidden-sign"]
     evs = run(task, 8000)
     base = 0.5 * math.log1p(1 / task.noise**2)
     lead = headline(evs, "mi")
-    assert lead.evaluator == "fine-scale-attacker"
-    assert base + 0.15 < lead.value < task.mi + 3 * lead.stderr
-    assert all(e.value < base + 0.05 for e in evs if e.metric == "mi" and e.evaluator != "fine-scale-attacker")
+    assert lead.evaluator == "fine-scale-binned"
+    gauss_out = next(e for e in evs if e.metric == "mi" and e.evaluator == "fine-scale-attacker")
+    assert base + 0.15 < gauss_out.value < lead.value < task.mi + 3 * lead.stderr
+    assert all(e.value < base + 0.05 for e in evs if e.metric == "mi" and not e.evaluator.startswith("fine-scale"))
     assert spread(evs, "mi")[1] is True
     hidden = lead.detail["selected"][0]
     assert hidden[:2] == [0, 1e-6]
