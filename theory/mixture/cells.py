@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
-__all__ = ["Grid", "cell_moments", "interval_gaps", "ratio_range", "uniform_edges"]
+__all__ = ["Grid", "cell_moments", "interval_gaps", "moment_coupling", "ratio_range", "ratio_tangents", "uniform_edges"]
 
 _SQRT2PI = np.sqrt(2.0 * np.pi)
 
@@ -129,3 +129,80 @@ def _limit(a: float, b: float, x: np.ndarray) -> np.ndarray:
     sign = np.sign(x)
     lead = np.where(a != 0, np.sign(a) * np.ones_like(x), np.sign(b) * sign)
     return np.where(lead > 0, np.inf, np.where(lead < 0, -np.inf, 0.0))
+
+
+def _mass(lo: np.ndarray, hi: np.ndarray, mean: float, sd: float, weight: float) -> np.ndarray:
+    a, b = (lo - mean) / sd, (hi - mean) / sd
+    return weight * np.where(a > 0, ndtr(-a) - ndtr(-b), ndtr(b) - ndtr(a))
+
+
+def ratio_tangents(cells: Grid, weights: np.ndarray, means: np.ndarray, sds: np.ndarray,
+                   theta: float) -> dict[str, np.ndarray]:
+    """Tangents of the Neyman-Pearson region of each bounded cell at the point t = lo + theta (hi - lo).
+
+    For kappa(u) = P(S=1) p1(u) / (P(S=0) p0(u)) monotone on the cell, and any
+    kernel r(u) in [0, 1], the pair a = int_C P(S=0) p0 r, b = int_C P(S=1) p1 r satisfies
+
+        b_bot - kappa(t) a_bot <= b - kappa(t) a <= b_top - kappa(t) a_top,
+
+    where (a_top, b_top) are the class masses of the part of the cell where
+    kappa > kappa(t) (an interval, by monotonicity) and (a_bot, b_bot) of the rest:
+    b - kappa(t) a = int (p1' - kappa(t) p0') r is largest for r the indicator of
+    {kappa > kappa(t)} and smallest for that of its complement.
+
+    Returns arrays of shape (n,): ``kappa``, ``top`` (= b_top - kappa a_top),
+    ``bot`` (= b_bot - kappa a_bot) and ``valid`` (bounded cell, kappa monotone on
+    it, kappa(t) finite and positive).
+    """
+    lo, hi = cells.lo, cells.hi
+    bounded = np.isfinite(lo) & np.isfinite(hi)
+    lo_f, hi_f = np.where(bounded, lo, 0.0), np.where(bounded, hi, 1.0)
+    t = lo_f + theta * (hi_f - lo_f)
+    a = 0.5 / sds[0] ** 2 - 0.5 / sds[1] ** 2
+    b = means[1] / sds[1] ** 2 - means[0] / sds[0] ** 2
+    slope_lo, slope_hi = 2 * a * lo_f + b, 2 * a * hi_f + b  # derivative of log kappa at the ends
+    increasing = (slope_lo >= 0) & (slope_hi >= 0)
+    decreasing = (slope_lo <= 0) & (slope_hi <= 0)
+    with np.errstate(over="ignore"):
+        kappa = np.exp(_log_ratio(t, (means[0], means[1]), (sds[0], sds[1])) + np.log(weights[1] / weights[0]))
+    upper_lo, upper_hi = np.where(increasing, t, lo_f), np.where(increasing, hi_f, t)
+    lower_lo, lower_hi = np.where(increasing, lo_f, t), np.where(increasing, t, hi_f)
+    mass = [[_mass(x, y, means[s], sds[s], weights[s]) for s in (0, 1)]
+            for x, y in ((upper_lo, upper_hi), (lower_lo, lower_hi))]
+    valid = bounded & (increasing | decreasing) & np.isfinite(kappa) & (kappa > 0)
+    return {"kappa": kappa, "top": mass[0][1] - kappa * mass[0][0], "bot": mass[1][1] - kappa * mass[1][0],
+            "valid": valid}
+
+
+def moment_coupling(cells: Grid, weights: np.ndarray, means: np.ndarray, sds: np.ndarray,
+                    m1: np.ndarray, mass: np.ndarray) -> dict[str, np.ndarray]:
+    """Coupling of the two classes' U-moments under a shared kernel, per bounded cell.
+
+    With c the cell's midpoint, lambda = kappa(c) and kappa monotone on the cell,
+    (u - c)(P(S=1) p1(u) - lambda P(S=0) p0(u)) has one sign on the whole cell
+    (both factors change sign at c), so for any kernel r(u) in [0, 1]
+
+        L(r) = int (u - c)(p1' - lambda p0') r du  lies between 0 and L(1),
+
+    where L(r) = (v_1 - c pi_1) - lambda (v_0 - c pi_0) in terms of the pair's masses
+    pi_s and U-moments v_s.  ``m1``, ``mass``: (2, n) weighted cell moments.
+
+    Returns arrays of shape (n,): ``lam``, ``centre``, ``lo``, ``hi`` (the range of L)
+    and ``valid``.
+    """
+    lo, hi = cells.lo, cells.hi
+    bounded = np.isfinite(lo) & np.isfinite(hi)
+    c = np.where(bounded, 0.5 * (np.where(bounded, lo, 0.0) + np.where(bounded, hi, 0.0)), 0.0)
+    a = 0.5 / sds[0] ** 2 - 0.5 / sds[1] ** 2
+    b = means[1] / sds[1] ** 2 - means[0] / sds[0] ** 2
+    slope_lo = 2 * a * np.where(bounded, lo, 0.0) + b
+    slope_hi = 2 * a * np.where(bounded, hi, 0.0) + b
+    increasing = (slope_lo >= 0) & (slope_hi >= 0)
+    decreasing = (slope_lo <= 0) & (slope_hi <= 0)
+    with np.errstate(over="ignore"):
+        lam = np.exp(_log_ratio(c, (means[0], means[1]), (sds[0], sds[1])) + np.log(weights[1] / weights[0]))
+    whole = (m1[1] - c * mass[1]) - lam * (m1[0] - c * mass[0])
+    zero = np.zeros_like(whole)
+    valid = bounded & (increasing | decreasing) & np.isfinite(lam) & (lam > 0)
+    return {"lam": lam, "centre": c, "lo": np.where(increasing, zero, whole),
+            "hi": np.where(increasing, whole, zero), "valid": valid}

@@ -16,9 +16,12 @@ import scipy.sparse as sp
 
 from privbench.datasets.scenarios import BinaryGMM
 
-from .cells import Grid, cell_moments, interval_gaps, ratio_range, uniform_edges
+from .cells import Grid, cell_moments, interval_gaps, moment_coupling, ratio_range, ratio_tangents, uniform_edges
 
-__all__ = ["Discretized", "class_model", "discretize"]
+__all__ = ["TANGENT_POINTS", "Discretized", "class_model", "discretize"]
+
+#: Where in each cell (fraction of its width) the relaxation adds Neyman-Pearson tangents (useful only).
+TANGENT_POINTS = (0.25, 0.5, 0.75)
 
 
 def class_model(sc: BinaryGMM) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -40,6 +43,8 @@ class Discretized:
     by_cell : (n, P) sparse, sums pair variables per cell; by_bin : (K, P) per bin
     ratio_lo, ratio_hi : (n,) range over each cell of the weighted density ratio
         P(S=1) p1(u) / (P(S=0) p0(u))
+    tangents : one :func:`~.cells.ratio_tangents` table per point of TANGENT_POINTS
+    coupling : the :func:`~.cells.moment_coupling` table
     """
 
     cells: Grid
@@ -56,6 +61,8 @@ class Discretized:
     ratio_hi: np.ndarray
     by_cell: sp.csr_matrix = field(repr=False)
     by_bin: sp.csr_matrix = field(repr=False)
+    tangents: list[dict[str, np.ndarray]] = field(default_factory=list, repr=False)
+    coupling: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def n_pairs(self) -> int:
@@ -81,5 +88,6 @@ def discretize(sc: BinaryGMM, cell_step: float, bin_step: float, radius: float,
     by_cell = sp.csr_matrix((np.ones(p), (pj, np.arange(p))), shape=(n, p))
     by_bin = sp.csr_matrix((np.ones(p), (pk, np.arange(p))), shape=(k, p))
     rlo, rhi = ratio_range(cells, (means[0], means[1]), (sds[0], sds[1]), float(np.log(weights[1] / weights[0])))
+    tangents = [ratio_tangents(cells, weights, means, sds, theta) for theta in TANGENT_POINTS]
     return Discretized(cells, bins, weights, mass, m1, m2, pj, pk, gaps[pj, pk], float(radius),
-                       rlo, rhi, by_cell, by_bin)
+                       rlo, rhi, by_cell, by_bin, tangents, moment_coupling(cells, weights, means, sds, m1, mass))

@@ -22,7 +22,10 @@ mechanisms:
    sent to a bin are integrals of the same kernel against P(S=1) p1 and
    P(S=0) p0, so pi_1 / pi_0 lies in the range of the weighted density ratio on
    the cell (kept only where that range is within [1e-6, 1e6]; dropping a
-   constraint only relaxes).  Observation full adds no constraint.
+   constraint only relaxes), and (pi_0, pi_1) lies between the tangents of the
+   cell's Neyman-Pearson region at a few points (:func:`~.cells.ratio_tangents`);
+   the same kernel also ties the classes' U-moments (:func:`~.cells.moment_coupling`).
+   Observation full adds no constraint.
 
 The lower end reported is Clarabel's dual objective (weak duality), so it does
 not rely on the primal solution's accuracy.  As cells and bins shrink the
@@ -78,6 +81,19 @@ def _class_block(disc: Discretized, s: int) -> tuple[dict[str, Any], list[Any]]:
     return v, cons
 
 
+def _coupling(disc: Discretized, blk0: dict[str, Any], blk1: dict[str, Any]) -> list[Any]:
+    """Shared-kernel coupling of the classes' U-moments (see cells.moment_coupling)."""
+    cp_ = disc.coupling
+    lam, c = cp_["lam"][disc.pj], cp_["centre"][disc.pj]
+    keep = cp_["valid"][disc.pj] & (lam >= 1 / RATIO_LIMIT) & (lam <= RATIO_LIMIT)
+    if not keep.any():
+        return []
+    lam, c = lam[keep], c[keep]
+    centred = [blk["u"][keep] - cp.multiply(c, blk["pi"][keep]) for blk in (blk0, blk1)]
+    form = centred[1] - cp.multiply(lam, centred[0])
+    return [form >= cp_["lo"][disc.pj][keep], form <= cp_["hi"][disc.pj][keep]]
+
+
 def _ratio(disc: Discretized, pi0: Any, pi1: Any) -> list[Any]:
     lo, hi = disc.ratio_lo[disc.pj], disc.ratio_hi[disc.pj]
     cons = []
@@ -87,6 +103,12 @@ def _ratio(disc: Discretized, pi0: Any, pi1: Any) -> list[Any]:
         cons.append(pi1[keep_lo] >= cp.multiply(lo[keep_lo], pi0[keep_lo]))
     if keep_hi.any():
         cons.append(pi1[keep_hi] <= cp.multiply(hi[keep_hi], pi0[keep_hi]))
+    for tan in disc.tangents:  # Neyman-Pearson tangents inside the cells (see cells.ratio_tangents)
+        kappa, top, bot = tan["kappa"][disc.pj], tan["top"][disc.pj], tan["bot"][disc.pj]
+        keep = tan["valid"][disc.pj] & (kappa >= 1 / RATIO_LIMIT) & (kappa <= RATIO_LIMIT)
+        if keep.any():
+            gap = pi1[keep] - cp.multiply(kappa[keep], pi0[keep])
+            cons += [gap <= top[keep], gap >= bot[keep]]
     return cons
 
 
@@ -140,6 +162,7 @@ def relaxation(disc: Discretized, budget: float, privacy: str, observation: str)
     cons = [c for _, cs in blocks for c in cs]
     if observation == "useful":
         cons += _ratio(disc, blocks[0][0]["pi"], blocks[1][0]["pi"])
+        cons += _coupling(disc, blocks[0][0], blocks[1][0])
     r2 = disc.radius**2
     cons.append(sum(cp.sum(b["t"]) + r2 * cp.sum(b["f"]) for b, _ in blocks) <= budget)
     q = [disc.by_bin @ b["pi"] + b["F"] for b, _ in blocks]
