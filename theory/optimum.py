@@ -99,7 +99,7 @@ def resolve(
         )
     with_families = [p for p in registry.chain(scenario) if p.has_families]
     if with_families:
-        family = with_families[0].resolve_family(scenario, observation, family)
+        family = with_families[0].resolve_family(scenario, observation, family, privacy)
     elif family is not None:
         raise InputError(
             f"family={family!r} does not apply to {scenario.name} (families exist for binary-gmm only)"

@@ -137,3 +137,14 @@ def test_bad_input_is_one_line():
         certified_sandwich(MISMATCH, 1.0, "chi2", "full")
     with pytest.raises(InputError, match="budget=0"):
         certified_sandwich(MISMATCH, 0.0, "map", "full")
+
+
+def test_dispatch_serves_the_sandwich_and_keeps_the_family_bounds():
+    from privbench.theory import curve, optimum
+
+    sc = BinaryGMM(prior=0.7, mu=0.0, sigma0=1.0, sigma1=1.0)
+    opt = optimum(sc, 0.5, "map", "useful", "certified")
+    assert opt.bound_kind == "certified" and opt.lower <= 0.7 + 1e-7 <= opt.value + 2e-7
+    assert curve(sc, [0.5], "map", "useful", "certified")[0] == opt.value
+    assert optimum(sc, 0.5, "map", "useful").bound_kind == "family"  # the default stays GAP's family
+    assert optimum(sc, 0.5, "mi", "useful").bound_kind == "certified"  # the only bound for mi
