@@ -148,3 +148,31 @@ def test_dispatch_serves_the_sandwich_and_keeps_the_family_bounds():
     assert curve(sc, [0.5], "map", "useful", "certified")[0] == opt.value
     assert optimum(sc, 0.5, "map", "useful").bound_kind == "family"  # the default stays GAP's family
     assert optimum(sc, 0.5, "mi", "useful").bound_kind == "certified"  # the only bound for mi
+
+
+@pytest.mark.parametrize("observation", ["useful", "full"])
+def test_achievable_mechanism_checked_by_monte_carlo(observation):
+    # release Z from the returned channel on fresh samples; its distortion and MAP accuracy must match
+    disc = discretize(MISMATCH, 0.5, 0.5, radius=8.0)
+    got = achievable(disc, 3.0, "map", observation)
+    chan = got["channel"] if observation == "full" else np.stack([got["channel"]] * 2)
+    rng = np.random.default_rng(3)
+    n = 200_000
+    s = (rng.random(n) < MISMATCH.prior).astype(int)
+    u = np.where(s == 1, MISMATCH.mu + MISMATCH.sigma1 * rng.standard_normal(n),
+                 -MISMATCH.mu + MISMATCH.sigma0 * rng.standard_normal(n))
+    cell = np.searchsorted(disc.cells.edges, u, side="left")  # cell j = (e_{j-1}, e_j]
+    z_bin = np.empty(n, dtype=int)
+    for c in np.unique(cell):
+        rows = np.flatnonzero(disc.pj == c)
+        for cls in (0, 1):
+            idx = np.flatnonzero((cell == c) & (s == cls))
+            p = np.clip(chan[cls, rows], 0, None)
+            z_bin[idx] = disc.pk[rows[rng.choice(rows.size, size=idx.size, p=p / p.sum())]]
+    sq = (disc.bins.atom[z_bin] - u) ** 2
+    assert abs(sq.mean() - got["distortion"]) < 4 * sq.std() / np.sqrt(n)
+    joint = np.zeros((2, len(disc.bins)))
+    np.add.at(joint, (s, z_bin), 1.0 / n)
+    guess = joint.argmax(axis=0)[z_bin]  # plug-in MAP rule; its accuracy on the same draws
+    acc = (guess == s).mean()
+    assert abs(acc - got["value"]) < 4 * np.sqrt(got["value"] * (1 - got["value"]) / n) + 2e-3

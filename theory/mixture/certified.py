@@ -82,6 +82,7 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
         ``lower``, ``upper``, ``width``, ``seconds``, ``level`` (last level solved),
         ``upper_distortion`` (exact distortion of the achieving mechanism, <= D),
         ``upper_grid`` / ``lower_grid`` (steps of the ends kept), ``far_mass``,
+        ``lower_program`` (the relaxation used: the observation's, or ``full (reason)``),
         ``converged`` (width <= tol).
     """
     if privacy not in ("map", "mi"):
@@ -98,9 +99,10 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
         up = _upper(sc, budget, privacy, observation, uc * unit, ub * unit, radius)
         if up is not None and up["value"] < best["upper"]:
             best.update(upper=up["value"], upper_distortion=up["distortion"], upper_grid=(uc * unit, ub * unit))
-        lo = relaxation(discretize(sc, lc * unit, lb * unit, radius), budget, privacy, observation)
+        lo = _lower(sc, budget, privacy, observation, lc * unit, lb * unit, radius)
         if lo["value"] > best["lower"]:
-            best.update(lower=lo["value"], lower_grid=(lc * unit, lb * unit), far_mass=lo["far_mass"])
+            best.update(lower=lo["value"], lower_grid=(lc * unit, lb * unit), far_mass=lo["far_mass"],
+                        lower_program=lo["program"])
         best["level"] = i
         if best["upper"] - best["lower"] <= tol or time.perf_counter() - start > time_limit:
             break
@@ -109,6 +111,20 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
     best["converged"] = bool(best["width"] <= tol)
     best["radius"] = radius
     return best
+
+
+def _lower(sc: BinaryGMM, budget: float, privacy: str, observation: str, cell: float, bin_: float,
+           radius: float) -> dict[str, Any]:
+    """The relaxation on one grid.  Where Clarabel fails on the ``useful`` relaxation (it stalls on
+    some symmetric models), the ``full`` one is used instead: a mechanism that sees U only is one
+    that sees (S, U), so its optimum is no lower and that relaxation is still a valid lower end."""
+    disc = discretize(sc, cell, bin_, radius)
+    try:
+        return {**relaxation(disc, budget, privacy, observation), "program": observation}
+    except RuntimeError as exc:
+        if observation != "useful":
+            raise
+        return {**relaxation(disc, budget, privacy, "full"), "program": f"full ({exc})"}
 
 
 def _upper(sc: BinaryGMM, budget: float, privacy: str, observation: str, cell: float, bin_: float,

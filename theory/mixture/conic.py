@@ -29,9 +29,12 @@ def solve_conic(problem: cp.Problem) -> dict[str, Any]:
 
     data, chain, inverse = problem.get_problem_data(cp.CLARABEL, solver_opts={})
     raw = Interface().solve_via_data(data, False, False, dict(OPTIONS))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        problem.unpack_results(raw, chain, inverse)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            problem.unpack_results(raw, chain, inverse)
+    except cp.error.SolverError:
+        raise RuntimeError(f"Clarabel: {raw.status}") from None
     if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         raise RuntimeError(f"Clarabel: {raw.status}")
     offset = float(data.get("offset", 0.0)) if isinstance(data, dict) else 0.0

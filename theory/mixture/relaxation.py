@@ -84,6 +84,8 @@ def _class_block(disc: Discretized, s: int) -> tuple[dict[str, Any], list[Any]]:
 def _coupling(disc: Discretized, blk0: dict[str, Any], blk1: dict[str, Any]) -> list[Any]:
     """Shared-kernel coupling of the classes' U-moments (see cells.moment_coupling)."""
     cp_ = disc.coupling
+    if not cp_:
+        return []
     lam, c = cp_["lam"][disc.pj], cp_["centre"][disc.pj]
     keep = cp_["valid"][disc.pj] & (lam >= 1 / RATIO_LIMIT) & (lam <= RATIO_LIMIT)
     if not keep.any():
