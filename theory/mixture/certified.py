@@ -83,7 +83,8 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
         ``upper_distortion`` (exact distortion of the achieving mechanism, <= D),
         ``upper_grid`` / ``lower_grid`` (steps of the ends kept), ``far_mass``,
         ``lower_program`` (the relaxation used: the observation's, or ``full (reason)``),
-        ``converged`` (width <= tol).
+        ``converged`` (width <= tol), ``errors`` (solver failures met; their level is skipped).
+        The lower end starts at the trivial bound (max prior for map, 0 for mi).
     """
     if privacy not in ("map", "mi"):
         raise InputError(f"privacy={privacy!r} has no certified sandwich (allowed: map, mi)")
@@ -94,12 +95,20 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
     unit = min(sc.sigma0, sc.sigma1)
     radius = pair_radius(sc, budget) * unit
     start = time.perf_counter()
-    best: dict[str, Any] = {"lower": -np.inf, "upper": np.inf}
+    # trivial lower ends: MAP accuracy >= max prior, I(S;Z) >= 0
+    floor = max(sc.prior, 1 - sc.prior) if privacy == "map" else 0.0
+    best: dict[str, Any] = {"lower": floor, "upper": np.inf, "lower_grid": None, "far_mass": 0.0,
+                            "lower_program": "trivial", "upper_distortion": np.nan, "upper_grid": None,
+                            "errors": []}
     for i, (uc, ub, lc, lb) in enumerate(levels):
         up = _upper(sc, budget, privacy, observation, uc * unit, ub * unit, radius)
         if up is not None and up["value"] < best["upper"]:
             best.update(upper=up["value"], upper_distortion=up["distortion"], upper_grid=(uc * unit, ub * unit))
-        lo = _lower(sc, budget, privacy, observation, lc * unit, lb * unit, radius)
+        try:
+            lo = _lower(sc, budget, privacy, observation, lc * unit, lb * unit, radius)
+        except RuntimeError as exc:  # the solver failed on this level: keep the ends found so far
+            best["errors"].append(f"level {i} lower: {exc}")
+            lo = {"value": -np.inf}
         if lo["value"] > best["lower"]:
             best.update(lower=lo["value"], lower_grid=(lc * unit, lb * unit), far_mass=lo["far_mass"],
                         lower_program=lo["program"])
@@ -132,7 +141,7 @@ def _upper(sc: BinaryGMM, budget: float, privacy: str, observation: str, cell: f
     """The achievable end on one grid, or None where no mechanism of the grid meets the budget."""
     try:
         up = achievable(discretize(sc, cell, bin_, radius), budget, privacy, observation)
-    except InputError:
+    except (InputError, RuntimeError):  # budget below this grid's floor, or the solver failed
         return None
     return up if up["distortion"] <= budget else None
 
@@ -146,6 +155,8 @@ def certified_optimum(sc: BinaryGMM, budget: float, privacy: str, observation: s
     :func:`certified_sandwich` (width, seconds, grids, convergence).
     """
     got = certified_sandwich(sc, budget, privacy, observation)
+    if not np.isfinite(got["upper"]):
+        raise InputError(f"budget={budget!r}: no piecewise-constant mechanism of the certified grids meets it")
     cert = {k: (list(v) if isinstance(v, tuple) else v) for k, v in got.items()}
     mech = {"type": "piecewise-constant", "observation": observation, "cell_step": got["upper_grid"][0],
             "bin_step": got["upper_grid"][1], "distortion": got["upper_distortion"]}

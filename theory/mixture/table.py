@@ -32,7 +32,7 @@ DATASETS = (
 BUDGETS = tuple(float(d) for d in range(1, 10))
 COLUMNS = ("scenario_id", "observation", "privacy", "budget", "lower", "upper", "width", "converged",
            "level", "seconds", "upper_distortion", "far_mass", "family", "family_value", "machine",
-           "lower_program")
+           "lower_program", "errors")
 FAMILY = {"full": "general", "useful": "additive"}
 
 
@@ -48,7 +48,8 @@ def table_row(params: dict[str, float], observation: str, privacy: str, budget: 
             "upper_distortion": f"{got['upper_distortion']:.9f}", "far_mass": f"{got['far_mass']:.2e}",
             "family": FAMILY[observation] if privacy == "map" else "",
             "family_value": f"{fam:.9f}" if fam != "" else "",
-            "machine": f"{platform.machine()} {os.cpu_count()} cpu", "lower_program": got["lower_program"]}
+            "machine": f"{platform.machine()} {os.cpu_count()} cpu", "lower_program": got["lower_program"],
+            "errors": "; ".join(got["errors"])}
 
 
 def main(argv: list[str] | None = None) -> int:
