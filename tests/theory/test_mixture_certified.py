@@ -23,6 +23,7 @@ from privbench.theory.mixture.cells import Grid, cell_moments
 from privbench.theory.mixture.certified import certified_sandwich
 from privbench.theory.mixture.discretize import discretize
 from privbench.theory.mixture.relaxation import relaxation
+from privbench.theory.mixture.stored import stored_sandwich
 
 COARSE = ((0.5, 0.5, 1.0, 0.5),)
 MISMATCH = BinaryGMM(prior=0.75, mu=3.0, sigma0=2.0, sigma1=1.0)
@@ -124,9 +125,12 @@ def test_sandwich_lies_below_the_family_bounds(budget):
         assert got["lower"] <= fam + 1e-9
 
 
-def test_width_below_1e3_map_full_mismatch():
+def test_width_below_1e3_map_full_mismatch_and_the_stored_row_is_reproduced():
     got = certified_sandwich(MISMATCH, 3.0, "map", "full", levels=((0.2, 0.2, 0.4, 0.2),))
     assert got["width"] <= 1e-3
+    stored = stored_sandwich(MISMATCH.id, 3.0, "map", "full")  # the committed table, same code
+    assert stored is not None and stored["lower"] == pytest.approx(got["lower"], abs=1e-8)
+    assert stored["upper"] == pytest.approx(got["upper"], abs=1e-8)
     assert got["upper_distortion"] <= 3.0
     # the observation: ppan-gmm reached 0.805 where the family bound is 0.848
     assert got["upper"] < 0.805 < mixture_optimum(MISMATCH, 3.0, "general").value
