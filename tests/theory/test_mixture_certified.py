@@ -180,3 +180,17 @@ def test_achievable_mechanism_checked_by_monte_carlo(observation):
     guess = joint.argmax(axis=0)[z_bin]  # plug-in MAP rule; its accuracy on the same draws
     acc = (guess == s).mean()
     assert abs(acc - got["value"]) < 4 * np.sqrt(got["value"] * (1 - got["value"]) / n) + 2e-3
+
+
+def test_adaptive_round_splits_the_overlap_bins_and_stays_a_valid_lower_end():
+    from privbench.theory.mixture.certified import refine_edges
+
+    edges = np.array([0.0, 1.0, 2.0, 3.0])
+    p_sz = np.array([[0.1, 0.3, 0.2, 0.0, 0.4], [0.0, 0.3, 0.0, 0.5, 0.2]])  # overlap only in bin (0, 1]
+    assert np.array_equal(refine_edges(edges, p_sz), [0.0, 0.5, 1.0, 2.0, 3.0])
+    sc = BinaryGMM(prior=0.7, mu=1.0, sigma0=1.0, sigma1=0.6)
+    plain = certified_sandwich(sc, 0.1, "map", "full", levels=COARSE, rounds=0, tol=0.0)
+    refined = certified_sandwich(sc, 0.1, "map", "full", levels=COARSE, rounds=1, tol=0.0)
+    assert 0.7 < plain["lower"] <= refined["lower"] + 1e-9
+    assert refined["lower"] <= refined["upper"] + 1e-9
+    assert refined["lower"] <= mixture_optimum(sc, 0.1, "general").value + 1e-9

@@ -9,8 +9,9 @@ For privacy ``map`` or ``mi``, MSE distortion and either observation model,
   each step of it is argued there),
 
 refining the grids (a fixed schedule of finer cells of U and bins of Z, each
-level solving both programs) until ``upper - lower <= tol`` or the time limit,
-keeping the smallest upper and the largest lower end met on the way (each is
+level solving both programs, then adaptive rounds that halve the relaxation's
+bins where both classes put mass) until ``upper - lower <= tol`` or the time
+limit, keeping the smallest upper and the largest lower end met on the way (each is
 valid on its own).  The width achieved is part of the result: it is NOT always
 below ``tol`` (MI converges only to first order in the bin width).
 
@@ -48,7 +49,6 @@ TOL = 1e-3
 LEVELS = (
     (0.2, 0.2, 0.4, 0.2),
     (0.1, 0.1, 0.4, 0.1),
-    (0.1, 0.05, 0.4, 0.05),
 )
 
 
@@ -60,7 +60,8 @@ def pair_radius(sc: BinaryGMM, budget: float) -> float:
 
 def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: str, *,
                        tol: float = TOL, time_limit: float = 60.0,
-                       levels: tuple[tuple[float, float, float, float], ...] = LEVELS) -> dict[str, Any]:
+                       levels: tuple[tuple[float, float, float, float], ...] = LEVELS,
+                       rounds: int = 2) -> dict[str, Any]:
     """lower <= optimum over all mechanisms <= upper at distortion budget ``budget``.
 
     Parameters
@@ -76,6 +77,11 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
         No new level is started after this many seconds.
     levels : tuple of (upper cell, upper bin, lower cell, lower bin) steps
         In units of min(sigma0, sigma1), coarse to fine.
+    rounds : int
+        Adaptive rounds after the levels (while the width and the time allow): the
+        relaxation is solved again with its bins halved where both classes put mass
+        in the last solution, where the relaxation's slack (the classes "meeting"
+        inside a bin) lies.
 
     Returns
     -------
@@ -113,9 +119,25 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
         if lo["value"] > best["lower"]:
             best.update(lower=lo["value"], lower_grid=(lc * unit, lb * unit), far_mass=lo["far_mass"],
                         lower_program=lo["program"])
+        if "p_sz" in lo:
+            best["refine"] = (refine_edges(lo["bin_edges"], lo["p_sz"]), lc * unit)
         best["level"] = i
-        if best["upper"] - best["lower"] <= tol or time.perf_counter() - start > time_limit:
+        if _done(best, tol, start, time_limit):
             break
+    while not _done(best, tol, start, time_limit) and best.get("refine") is not None and rounds > 0:
+        rounds -= 1  # adaptive: halve the bins where both classes have mass (where the slack lies)
+        edges, lc = best.pop("refine")
+        try:
+            lo = _lower(sc, budget, privacy, observation, lc, 0.0, radius, edges)
+        except RuntimeError as exc:
+            best["errors"].append(f"adaptive lower: {exc}")
+            break
+        if lo["value"] > best["lower"]:
+            best.update(lower=lo["value"], lower_grid=(lc, f"adaptive, {len(edges) + 1} bins"),
+                        far_mass=lo["far_mass"], lower_program=lo["program"])
+        best["refine"] = (refine_edges(lo["bin_edges"], lo["p_sz"]), lc)
+        best["level"] = f"{best['level']}+adaptive"
+    best.pop("refine", None)
     best["width"] = best["upper"] - best["lower"]
     best["seconds"] = time.perf_counter() - start
     best["converged"] = bool(best["width"] <= tol)
@@ -123,12 +145,25 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
     return best
 
 
+def _done(best: dict[str, Any], tol: float, start: float, time_limit: float) -> bool:
+    return bool(best["upper"] - best["lower"] <= tol or time.perf_counter() - start > time_limit)
+
+
+def refine_edges(edges: np.ndarray, p_sz: np.ndarray, share: float = 1e-3) -> np.ndarray:
+    """Bin edges with every bounded bin where both classes have mass >= ``share`` times the largest
+    such overlap split at its midpoint.  ``p_sz``: (2, len(edges) + 1) masses per bin (tails first/last)."""
+    overlap = np.minimum(p_sz[0], p_sz[1])[1:-1]  # the bounded bins (e_i, e_{i+1}]
+    split = overlap >= share * max(float(overlap.max()), 1e-300)
+    mids = 0.5 * (edges[:-1] + edges[1:])[split]
+    return np.sort(np.concatenate([edges, mids]))
+
+
 def _lower(sc: BinaryGMM, budget: float, privacy: str, observation: str, cell: float, bin_: float,
-           radius: float) -> dict[str, Any]:
+           radius: float, bin_edges: np.ndarray | None = None) -> dict[str, Any]:
     """The relaxation on one grid.  Where Clarabel fails on the ``useful`` relaxation (it stalls on
     some symmetric models), the ``full`` one is used instead: a mechanism that sees U only is one
     that sees (S, U), so its optimum is no lower and that relaxation is still a valid lower end."""
-    disc = discretize(sc, cell, bin_, radius)
+    disc = discretize(sc, cell, bin_, radius, bin_edges=bin_edges)
     try:
         return {**relaxation(disc, budget, privacy, observation), "program": observation}
     except RuntimeError as exc:

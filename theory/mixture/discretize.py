@@ -75,11 +75,12 @@ class Discretized:
 
 
 def discretize(sc: BinaryGMM, cell_step: float, bin_step: float, radius: float,
-               tails: float = 6.5) -> Discretized:
-    """Uniform cells of U of width ``cell_step``, bins of Z of width ``bin_step``, pairs within ``radius``."""
+               tails: float = 6.5, bin_edges: np.ndarray | None = None) -> Discretized:
+    """Uniform cells of U of width ``cell_step``, bins of Z of width ``bin_step`` (or the sorted
+    ``bin_edges`` given), pairs within ``radius``."""
     weights, means, sds = class_model(sc)
     cells = Grid(uniform_edges(means, sds, cell_step, tails))
-    bins = Grid(uniform_edges(means, sds, bin_step, tails))
+    bins = Grid(uniform_edges(means, sds, bin_step, tails) if bin_edges is None else np.asarray(bin_edges))
     moments = [cell_moments(cells, m, s, w) for w, m, s in zip(weights, means, sds)]
     mass, m1, m2 = (np.stack([mo[i] for mo in moments]) for i in range(3))
     gaps = interval_gaps(cells, bins)

@@ -158,7 +158,7 @@ def relaxation(disc: Discretized, budget: float, privacy: str, observation: str)
     dict
         ``value`` (the dual objective: a certified lower bound up to the solver's
         dual feasibility, 1e-9), ``primal`` (leakage of the relaxation's P(S, Z')),
-        ``far_mass`` and solver statistics.
+        ``far_mass``, ``p_sz`` (2, K) its P(S, bin), ``bin_edges`` and solver statistics.
     """
     blocks = [_class_block(disc, s) for s in (0, 1)]
     cons = [c for _, cs in blocks for c in cs]
@@ -181,4 +181,4 @@ def relaxation(disc: Discretized, budget: float, privacy: str, observation: str)
     p_sz = np.clip(np.stack([np.asarray(qs.value, dtype=float) for qs in q]), 0.0, None)
     far = float(sum(np.asarray(b["f"].value).sum() for b, _ in blocks))
     return {"value": min(stats["dual"], stats["primal"]), "primal": leakage_of(p_sz, privacy),
-            "far_mass": far, "solver": stats}
+            "far_mass": far, "solver": stats, "p_sz": p_sz, "bin_edges": disc.bins.edges}
