@@ -124,8 +124,20 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
         best["level"] = i
         if _done(best, tol, start, time_limit):
             break
-    while not _done(best, tol, start, time_limit) and best.get("refine") is not None and rounds > 0:
-        rounds -= 1  # adaptive: halve the bins where both classes have mass (where the slack lies)
+    _adaptive(sc, budget, privacy, observation, radius, best, rounds, lambda: _done(best, tol, start, time_limit))
+    best.pop("refine", None)
+    best["width"] = best["upper"] - best["lower"]
+    best["seconds"] = time.perf_counter() - start
+    best["converged"] = bool(best["width"] <= tol)
+    best["radius"] = radius
+    return best
+
+
+def _adaptive(sc: BinaryGMM, budget: float, privacy: str, observation: str, radius: float,
+              best: dict[str, Any], rounds: int, done: Any) -> None:
+    """Adaptive rounds: halve the bins where both classes have mass (where the slack lies); updates ``best``."""
+    while not done() and best.get("refine") is not None and rounds > 0:
+        rounds -= 1
         edges, lc = best.pop("refine")
         try:
             lo = _lower(sc, budget, privacy, observation, lc, 0.0, radius, edges)
@@ -137,12 +149,6 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
                         far_mass=lo["far_mass"], lower_program=lo["program"])
         best["refine"] = (refine_edges(lo["bin_edges"], lo["p_sz"]), lc)
         best["level"] = f"{best['level']}+adaptive"
-    best.pop("refine", None)
-    best["width"] = best["upper"] - best["lower"]
-    best["seconds"] = time.perf_counter() - start
-    best["converged"] = bool(best["width"] <= tol)
-    best["radius"] = radius
-    return best
 
 
 def _done(best: dict[str, Any], tol: float, start: float, time_limit: float) -> bool:
