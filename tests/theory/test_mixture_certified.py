@@ -65,7 +65,7 @@ def test_achievable_end_agrees_with_generic_finite_program(privacy, observation)
         assert got["value"] == pytest.approx(_brute_force_upper(disc, budget, privacy, observation), abs=2e-6)
 
 
-def _random_mechanism_points(sc, observation, rng, n_mech=3):
+def _random_mechanism_points(sc, observation, rng, n_mech=2):
     """Exact (distortion, MAP, MI) of random piecewise-constant mechanisms on a fine grid."""
     disc = discretize(sc, 0.15, 0.15, radius=2.5, tails=5.0)
     cost = disc.exact_pair_distortion()
@@ -115,14 +115,13 @@ def test_budget_beyond_the_variance_reaches_no_leakage(privacy):
     assert got["upper"] - exact <= 5e-4
 
 
-@pytest.mark.parametrize("budget", [1.0, 4.0])
-def test_sandwich_lies_below_the_family_bounds(budget):
+@pytest.mark.parametrize("budget,observation,family", [(1.0, "full", "general"), (4.0, "useful", "additive")])
+def test_sandwich_lies_below_the_family_bounds(budget, observation, family):
     # GAP's family mechanisms are achievable: the optimum over all mechanisms is at most their value
-    for observation, family in (("full", "general"), ("useful", "additive")):
-        fam = mixture_optimum(MISMATCH, budget, family).value
-        got = certified_sandwich(MISMATCH, budget, "map", observation, levels=COARSE)
-        assert got["lower"] <= got["upper"] + 1e-9
-        assert got["lower"] <= fam + 1e-9
+    fam = mixture_optimum(MISMATCH, budget, family).value
+    got = certified_sandwich(MISMATCH, budget, "map", observation, levels=COARSE)
+    assert got["lower"] <= got["upper"] + 1e-9
+    assert got["lower"] <= fam + 1e-9
 
 
 def test_width_below_1e3_map_full_mismatch_and_the_stored_row_is_reproduced():
