@@ -117,7 +117,12 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     def optimum_at(d: float) -> float:
         return float(curve(sc, [max(float(d), 0.0)], case.privacy, case.observation, case.family)[0])
 
-    s = score(leak, dist, budget, optimum_at, opt.bound_kind)
+    def lower_at(d: float) -> float:  # certified bounds: the lower end of the sandwich
+        low = optimum(sc, max(float(d), 0.0), case.privacy, case.observation, case.family).lower
+        return float("nan") if low is None else float(low)
+
+    s = score(leak, dist, budget, optimum_at, opt.bound_kind,
+              lower_at=lower_at if opt.bound_kind == "certified" else None)
     out.update(optimum_at_budget=float(opt.value), bound_kind=opt.bound_kind,
                optimum_at_distortion=float(s["optimum_at_distortion"]), gap=float(s["gap"]),
                overshoot=float(s["overshoot"]), below_bound=bool(s["below_bound"]),

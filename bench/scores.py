@@ -7,7 +7,10 @@ mechanism ACHIEVED (a learner that under-uses its budget is not rewarded) and is
 >= 0 for a correct evaluation up to statistical tolerance.
 
 Stored ``bound_kind`` values: ``exact`` (the optimum over all mechanisms),
-``family`` (the best of a mechanism family), and ``none`` (:data:`NO_BOUND`): a
+``family`` (the best of a mechanism family), ``certified`` (the optimum over all
+mechanisms lies between a certified lower end and an achievable upper end: the
+gap is against the achievable end, the below-bound flag against the lower end),
+and ``none`` (:data:`NO_BOUND`): a
 scenario with no known optimum (``privbench.datasets.labelled``), scored without
 :func:`score`: optimum and gap NaN, overshoot computed, never below the bound.
 """
@@ -25,6 +28,8 @@ from privbench.datasets.vocabulary import BOUND_KINDS
 
 REASON_EXACT = "evaluator or bug: below the exact optimum"
 REASON_FAMILY = "below the family bound (a learner outside the family may legitimately beat it)"
+REASON_CERTIFIED = "evaluator or bug: below the certified lower end of the optimum"
+REASONS = {"exact": REASON_EXACT, "family": REASON_FAMILY, "certified": REASON_CERTIFIED}
 N_SIGMA = 3.0
 ABS_TOL = 1e-6
 SOLVER_TOL = 1e-6
@@ -37,7 +42,8 @@ def _field(ev: Any, name: str) -> float:
 
 
 def score(leakage: Any, distortion: Any, budget: float, optimum_at: Callable[[float], float],
-          bound_kind: str, *, solver_tol: float = SOLVER_TOL) -> dict[str, Any]:
+          bound_kind: str, *, solver_tol: float = SOLVER_TOL,
+          lower_at: Callable[[float], float] | None = None) -> dict[str, Any]:
     """Score one learned point against the optimal tradeoff.
 
     Parameters
@@ -50,11 +56,15 @@ def score(leakage: Any, distortion: Any, budget: float, optimum_at: Callable[[fl
     optimum_at : callable
         d -> optimal leakage at distortion d (e.g. ``lambda d:
         theory.curve(sc, [d], ...)[0]``); non-increasing in d.
-    bound_kind : {"exact", "family"}
-        Whether ``optimum_at`` is the optimum over all mechanisms or the best
-        of a mechanism family.
+    bound_kind : {"exact", "family", "certified"}
+        Whether ``optimum_at`` is the optimum over all mechanisms, the best of a
+        mechanism family, or the achievable end of a certified sandwich.
     solver_tol : float
         Accuracy of the optimum itself (relative to max(1, |optimum|)).
+    lower_at : callable, optional
+        ``certified`` bounds (required there): d -> the certified lower end of the
+        optimum at d.  The gap is against ``optimum_at`` (the achievable end), the
+        below-bound test against ``lower_at``.
 
     Returns
     -------
@@ -80,6 +90,9 @@ def score(leakage: Any, distortion: Any, budget: float, optimum_at: Callable[[fl
         raise InputError(f"bound_kind={bound_kind!r} is unknown (allowed: {', '.join(BOUND_KINDS)})")
     if not callable(optimum_at):
         raise InputError("optimum_at must be a callable d -> optimal leakage at distortion d")
+    if bound_kind == "certified" and not callable(lower_at):
+        raise InputError("bound_kind='certified' needs lower_at, a callable d -> the lower end at distortion d")
+    floor_at = lower_at if bound_kind == "certified" else optimum_at
     L, se_l = _field(leakage, "value"), _field(leakage, "stderr")
     d, se_d = _field(distortion, "value"), _field(distortion, "stderr")
     budget = float(budget)
@@ -93,12 +106,15 @@ def score(leakage: Any, distortion: Any, budget: float, optimum_at: Callable[[fl
     below, reason = False, None
     if not (math.isnan(L) or math.isnan(opt)):
         se_d = 0.0 if math.isnan(se_d) else se_d
-        lenient = opt if se_d == 0 else float(optimum_at(d_eval + N_SIGMA * se_d))
+        if floor_at is optimum_at and se_d == 0:
+            lenient = opt
+        else:
+            lenient = float(floor_at(d_eval + N_SIGMA * se_d))  # type: ignore[misc]
         tol = N_SIGMA * (0.0 if math.isnan(se_l) else se_l) + ABS_TOL
         if math.isfinite(lenient):
             tol += solver_tol * max(1.0, abs(lenient))
         if L + tol < lenient:
-            below, reason = True, (REASON_EXACT if bound_kind == "exact" else REASON_FAMILY)
+            below, reason = True, REASONS[bound_kind]
     return {"optimum_at_distortion": opt, "gap": gap, "overshoot": overshoot,
             "below_bound": below, "below_bound_reason": reason}
 

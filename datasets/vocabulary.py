@@ -22,7 +22,7 @@ TASK_KINDS = ("finite", "gaussian", "mixture", "image")
 #: GAP's noise-adding mechanism families for the binary Gaussian mixture (family bounds).
 MIXTURE_FAMILIES = ("additive", "shift", "shift-noise", "general")
 #: What an optimum is: over all mechanisms, over a named family, or none known.
-BOUND_KINDS = ("exact", "family")
+BOUND_KINDS = ("exact", "family", "certified")
 NO_BOUND = "none"
 #: Extra evaluator sets a suite experiment may ask for.
 EVALUATOR_SETS = ("mismatch",)

@@ -14,7 +14,7 @@ from privbench.datasets.vocabulary import PRIVACIES, UNITS
 
 __all__ = ["PRIVACIES", "UNITS", "BoundKind", "Optimum", "check_budget", "check_budgets"]
 
-BoundKind = Literal["exact", "family"]
+BoundKind = Literal["exact", "family", "certified"]
 
 
 @dataclass(frozen=True)
@@ -29,15 +29,19 @@ class Optimum:
     method : str
         How it was obtained, e.g. ``"closed form (PPAN Prop 1)"`` or
         ``"convex program (exponential cone, Clarabel)"``.
-    bound_kind : {"exact", "family"}
+    bound_kind : {"exact", "family", "certified"}
         ``exact``: optimum over all mechanisms. ``family``: best mechanism of
-        the family named in ``family``.
+        the family named in ``family``. ``certified``: the optimum over all
+        mechanisms lies in [``lower``, ``value``]; ``value`` is achieved by
+        ``mechanism`` (the achievable end), ``lower`` is a certified lower end.
     mechanism : dict or None
         A JSON-able description of an optimal mechanism where one is known.
     family : str or None
         The mechanism family for ``family`` bounds.
     certificate : dict or None
         Solver evidence (e.g. primal value, dual bound, duality gap).
+    lower : float or None
+        ``certified`` bounds only: the lower end of the sandwich.
     """
 
     value: float
@@ -46,6 +50,7 @@ class Optimum:
     mechanism: dict[str, Any] | None = None
     family: str | None = None
     certificate: dict[str, Any] | None = field(default=None)
+    lower: float | None = None
 
 
 def check_budgets(budgets: Any) -> np.ndarray:

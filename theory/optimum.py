@@ -19,6 +19,8 @@ gaussian-scalar     mi        full          PPAN Prop 3, generalised to any vari
 gaussian-vector     mi        useful        PPAN Prop 2 (modified water-filling) (``gaussian/vector.py``)
 gaussian-source     mi        (none)        reverse water-filling R(D) (``gaussian/source.py``)
 binary-gmm          map       useful, full  family bounds (GAP Theorems 2-4, eq (44)) (``mixture/``)
+binary-gmm          map, mi   useful, full  family ``certified``: a sandwich over all mechanisms
+                                            (``mixture/certified.py``; the only bound for mi)
 ==================  ========  ============  =============================================
 
 Any other combination raises :class:`~privbench.datasets.errors.InputError`; so do
@@ -99,7 +101,7 @@ def resolve(
         )
     with_families = [p for p in registry.chain(scenario) if p.has_families]
     if with_families:
-        family = with_families[0].resolve_family(scenario, observation, family)
+        family = with_families[0].resolve_family(scenario, observation, family, privacy)
     elif family is not None:
         raise InputError(
             f"family={family!r} does not apply to {scenario.name} (families exist for binary-gmm only)"
@@ -132,7 +134,8 @@ def optimum(
     observation : {"useful", "full"}
         Required except for ``gaussian-source``.
     family : str, optional
-        ``binary-gmm`` only: ``additive``, ``shift``, ``shift-noise``, ``general``.
+        ``binary-gmm`` only: ``additive``, ``shift``, ``shift-noise``, ``general``, or
+        ``certified`` (the sandwich over all mechanisms; ``Optimum.lower`` is its lower end).
     """
     privacy, observation, family = resolve(scenario, privacy, observation, family)
     budget = check_budget(budget)

@@ -59,7 +59,8 @@ class Provider:
         """(privacy, observation) pairs this provider serves for ``scenario``."""
         return list(self.pairs)
 
-    def resolve_family(self, scenario: Any, observation: str | None, family: str | None) -> str | None:
+    def resolve_family(self, scenario: Any, observation: str | None, family: str | None,
+                       privacy: str | None = None) -> str | None:
         """The mechanism family to use (only called where ``has_families``)."""
         return family  # pragma: no cover - overridden where has_families
 

@@ -71,6 +71,8 @@ def optimum_rows(scenario: Any, budgets: list[float], privacy: str, observation:
             "method": opt.method,
             "bound_kind": opt.bound_kind,
         }
+        if opt.lower is not None:
+            row["lower"] = opt.lower
         if opt.family is not None:
             row["family"] = opt.family
         if opt.mechanism is not None:
@@ -95,7 +97,8 @@ def print_optimum_table(scenario: Any, rows: list[dict[str, Any]], privacy: str,
     print(head)
     table = [("budget", "optimum", "bound", "method")]
     for row in rows:
-        table.append((f"{row['budget']:g}", f"{row['optimum']:.6f}", row["bound_kind"], row["method"]))
+        value = f"{row['optimum']:.6f}" + (f" (lower {row['lower']:.6f})" if "lower" in row else "")
+        table.append((f"{row['budget']:g}", value, row["bound_kind"], row["method"]))
     widths = [max(len(r[i]) for r in table) for i in range(3)]
     for r in table:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[3])

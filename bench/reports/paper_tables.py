@@ -39,7 +39,7 @@ def row_info(row: pd.Series) -> dict[str, Any]:
 
 
 def has_bound(g: pd.DataFrame) -> bool:
-    return bool((g["bound_kind"].astype(str).isin(["exact", "family"])).any())
+    return bool((g["bound_kind"].astype(str).isin(["exact", "family", "certified"])).any())
 
 
 def obs_label(v: Any) -> str:

@@ -155,3 +155,16 @@ def test_python_m_imports_without_running():
     proc = subprocess.run([sys.executable, "-c", "import privbench.bench.cli.__main__"], capture_output=True,
                           text=True)
     assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == ""
+
+
+def test_certified_sandwich_rows_show_both_ends(capsys):
+    # mu = 0: S is independent of U, so I(S;Z) = 0 for every release; the sandwich must contain it
+    gmm = ["binary-gmm", "--param", "prior=0.7", "--param", "mu=0", "--param", "sigma0=1", "--param", "sigma1=1"]
+    rc, out, _ = run(capsys, "optimum", *gmm, "--privacy", "mi", "--observation", "full", "--budget", "0.5", "--json")
+    assert rc == 0
+    row = json.loads(out)
+    assert row["bound_kind"] == "certified" and row["family"] == "certified"
+    assert row["lower"] <= 1e-9 and 0.0 <= row["optimum"] <= 1e-6
+    rc, _, err = run(capsys, "optimum", *gmm, "--privacy", "mi", "--observation", "full", "--budget", "0.5",
+                     "--family", "general")
+    assert rc == 2 and "family='general'" in err and len(err.strip().splitlines()) == 1

@@ -42,3 +42,14 @@ def test_an_unparsable_suite_file_is_an_error_not_the_generic_report(tmp_path):
     f.write_text("experiments: [\n  - {name: a\n")
     with pytest.raises(InputError, match="cannot be read"):
         suite_metadata(_records(str(f)))
+
+
+def test_gap_table_band_comes_from_the_certified_table():
+    from privbench.bench.reports.sections.gap_tables import certified_band
+    from privbench.theory.mixture.stored import stored_sandwich
+
+    sid = "binary-gmm-prior0.75-mu3-s02-s11"  # the mismatch scenario, GAP's fourth dataset
+    row = stored_sandwich(sid, 3.0, "map", "full")
+    assert row is not None and row["lower"] <= row["upper"]
+    assert certified_band(sid, 3.0, "full") == f"[{row['lower']:.4f}, {row['upper']:.4f}]"
+    assert certified_band(sid, 3.5, "full") == ""  # not in the table: left blank, never solved here

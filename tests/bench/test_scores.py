@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from privbench.bench.evaluators import Evaluation, evaluate, headline
-from privbench.bench.scores import REASON_EXACT, REASON_FAMILY, aggregate, area_between, score
+from privbench.bench.scores import REASON_CERTIFIED, REASON_EXACT, REASON_FAMILY, aggregate, area_between, score
 from privbench.datasets import BinaryGMM, GaussianScalar, InputError, SymmetricPair, task_for
 from privbench.learners.mechanisms import FiniteChannel, LinearGaussian, MixtureShift
 from privbench.theory import curve, optimum
@@ -116,3 +116,15 @@ def test_aggregate_t_interval():
     rng = np.random.default_rng(0)
     cover = sum(lo <= 0.0 <= hi for _, lo, hi in (aggregate(rng.standard_normal(5)) for _ in range(2000)))
     assert 0.93 < cover / 2000 < 0.97
+
+
+def test_certified_bound_gap_against_achievable_end_flag_against_lower_end():
+    # a synthetic sandwich: achievable end 0.80 - 0.01 d, lower end 0.79 - 0.01 d
+    upper = lambda d: 0.80 - 0.01 * d  # noqa: E731
+    lower = lambda d: 0.79 - 0.01 * d  # noqa: E731
+    inside = score(ev("map", 0.785), ev("distortion", 1.0), 1.0, upper, "certified", lower_at=lower)
+    assert inside["gap"] == pytest.approx(0.785 - 0.79) and inside["below_bound"] is False
+    below = score(ev("map", 0.775), ev("distortion", 1.0), 1.0, upper, "certified", lower_at=lower)
+    assert below["below_bound"] is True and below["below_bound_reason"] == REASON_CERTIFIED
+    with pytest.raises(InputError, match="lower_at"):
+        score(ev("map", 0.785), ev("distortion", 1.0), 1.0, upper, "certified")

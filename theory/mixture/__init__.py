@@ -3,6 +3,12 @@
 Modules: ``accuracy.py`` (exact MAP accuracy and distortion of a mechanism),
 ``families.py`` (the best mechanism of each family), ``bounds.py``
 (:func:`mixture_optimum`, :func:`mixture_curve` and the ``binary-gmm`` provider).
+The certified sandwich over ALL mechanisms (map and mi, ``family="certified"``):
+``cells.py`` (cells/bins, truncated-normal moments, density-ratio facts),
+``discretize.py`` (the shared discretised model), ``achievable.py`` (upper end),
+``relaxation.py`` (lower end), ``conic.py`` (Clarabel with dual objective),
+``certified.py`` (refinement, :func:`certified_optimum`) and ``table.py`` (the
+committed table).
 
 Model (:class:`~privbench.datasets.BinaryGMM`): S ~ Bern(prior),
 U | S=0 ~ N(-mu, sigma0^2), U | S=1 ~ N(mu, sigma1^2).  Privacy is the accuracy

@@ -1,8 +1,11 @@
 """Family-optimal MAP accuracy of the binary Gaussian mixture, and its optimum provider.
 
-Registered under the scenario name ``binary-gmm`` for privacy ``map`` with either
-observation model; the bound is over a mechanism family (``bound_kind="family"``),
-chosen per observation model when none is named.
+Registered under the scenario name ``binary-gmm`` for privacy ``map`` and ``mi``
+with either observation model.  For ``map`` the bound is over a mechanism family
+(``bound_kind="family"``), chosen per observation model when none is named; the
+pseudo-family ``certified`` asks instead for the certified sandwich over all
+mechanisms (:mod:`.certified`, ``bound_kind="certified"``), which is also the
+only bound for ``mi``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from privbench.datasets.scenarios import BinaryGMM
 from ..base import Optimum, check_budget, check_budgets
 from ..registry import Provider, register
 from .accuracy import FAMILIES, ArrayLike, check_family, check_scenario, mechanism_accuracy, mechanism_distortion
+from .certified import CERTIFIED, certified_optimum
 from .families import CLOSED, general_family
 
 __all__ = ["DEFAULT_FAMILY", "FAMILY_OBSERVATION", "METHODS", "MixtureFamilies", "mixture_curve",
@@ -81,14 +85,20 @@ def mixture_curve(scenario: BinaryGMM, budgets: ArrayLike, family: str) -> np.nd
 class MixtureFamilies(Provider):
     """GAP §4 family bounds for ``BinaryGMM`` scenarios (MAP privacy)."""
 
-    pairs = (("map", "useful"), ("map", "full"))
+    pairs = (("map", "useful"), ("map", "full"), ("mi", "useful"), ("mi", "full"))
     default_privacy = "map"
     has_families = True
 
-    def resolve_family(self, scenario: Any, observation: str | None, family: str | None) -> str | None:
+    def resolve_family(self, scenario: Any, observation: str | None, family: str | None,
+                       privacy: str | None = None) -> str | None:
+        if privacy == "mi" and family not in (None, CERTIFIED):
+            raise InputError(f"family={family!r} bounds MAP accuracy only; with privacy mi only "
+                             f"'{CERTIFIED}' is available")
+        if family == CERTIFIED or privacy == "mi":
+            return CERTIFIED
         family = family or DEFAULT_FAMILY[observation]  # type: ignore[index]
         if family not in FAMILIES:
-            raise InputError(f"family={family!r} is unknown (allowed: {', '.join(FAMILIES)})")
+            raise InputError(f"family={family!r} is unknown (allowed: {', '.join(FAMILIES)}, {CERTIFIED})")
         if observation == "useful" and FAMILY_OBSERVATION[family] == "full":
             raise InputError(
                 f"family={family!r} needs S (observation full); with observation useful only "
@@ -99,9 +109,13 @@ class MixtureFamilies(Provider):
     def curve(
         self, scenario: Any, budgets: np.ndarray, privacy: str, observation: str | None, family: str | None
     ) -> np.ndarray:
+        if family == CERTIFIED:
+            return np.array([certified_optimum(scenario, float(b), privacy, observation).value for b in budgets])
         return mixture_curve(scenario, budgets, family)  # type: ignore[arg-type]
 
     def optimum(
         self, scenario: Any, budget: float, privacy: str, observation: str | None, family: str | None
     ) -> Optimum:
+        if family == CERTIFIED:
+            return certified_optimum(scenario, budget, privacy, observation)  # type: ignore[arg-type]
         return mixture_optimum(scenario, budget, family)  # type: ignore[arg-type]

@@ -1,0 +1,184 @@
+"""The lower end of the certified sandwich: a finite relaxation of the problem over ALL mechanisms.
+
+Take any mechanism P(Z | W) (W = U or (S, U)) with E(Z - U)^2 <= D, and let
+Z' = bin(Z), a function of Z.  Each step below only enlarges the feasible set
+or lowers the objective, so the program's optimum is <= the optimum over all
+mechanisms:
+
+1. **Binning Z** (data processing): Z' is a garbling of Z, so I(S;Z') <= I(S;Z);
+   and any guess of S from Z' is a guess from Z, so the MAP accuracy of Z' is no
+   larger than that of Z.  The objective depends only on P(S=s, Z'=k).
+2. **Variables.**  For each class s, cell j and bin k within ``radius`` of each
+   other: the mass pi = P(S=s, U in C_j, Z in B_k), the first moments
+   y = E[Z; .] and v = E[U; .], and t >= E[(Z-U)^2; .].  They satisfy
+   sum_k pi + f = P(S=s, U in C_j) and sum_k v + g = E[U; S=s, U in C_j] (f, g
+   the mass and U-moment of the cell's *far* part, |Z - U| > radius), v and y in
+   [cell] pi and [bin] pi.  By Cauchy-Schwarz (Jensen) E[(Z-U)^2; A] >= (E[Z-U; A])^2 / P(A),
+   i.e. t pi >= (y - v)^2 (a rotated second-order cone), and the far part costs
+   at least radius^2 f.  So the distortion constraint sum t + radius^2 sum f <= D
+   holds for every real mechanism.  Where the far mass lands is left free (any
+   F_s >= 0 on the bins with the same total), another relaxation.
+3. **Observation useful** (P(Z | U) only): within a cell the two classes' masses
+   sent to a bin are integrals of the same kernel against P(S=1) p1 and
+   P(S=0) p0, so pi_1 / pi_0 lies in the range of the weighted density ratio on
+   the cell (kept only where that range is within [1e-6, 1e6]; dropping a
+   constraint only relaxes), and (pi_0, pi_1) lies between the tangents of the
+   cell's Neyman-Pearson region at a few points (:func:`~.cells.ratio_tangents`);
+   the same kernel also ties the classes' U-moments (:func:`~.cells.moment_coupling`).
+   Observation full adds no constraint.
+
+The lower end reported is Clarabel's dual objective (weak duality), so it does
+not rely on the primal solution's accuracy.  As cells and bins shrink the
+relaxation's slack (the Jensen gap Var(Z - U | cell, bin), the ratio range)
+vanishes, which is what the refinement in :mod:`.certified` uses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from .achievable import leakage_of
+from .conic import solve_conic
+from .discretize import Discretized
+
+__all__ = ["RATIO_LIMIT", "relaxation"]
+
+RATIO_LIMIT = 1e6
+
+
+def _between(var: Any, mass: Any, lo: np.ndarray, hi: np.ndarray) -> list[Any]:
+    """lo * mass <= var <= hi * mass, for the finite ends only."""
+    cons = []
+    fl, fh = np.isfinite(lo), np.isfinite(hi)
+    if fl.any():
+        cons.append(var[fl] >= cp.multiply(lo[fl], mass[fl]))
+    if fh.any():
+        cons.append(var[fh] <= cp.multiply(hi[fh], mass[fh]))
+    return cons
+
+
+def _class_block(disc: Discretized, s: int) -> tuple[dict[str, Any], list[Any]]:
+    """Variables and constraints of class s (masses, moments, Jensen cones, far part)."""
+    p, n, k = disc.n_pairs, len(disc.cells), len(disc.bins)
+    v = {name: cp.Variable(p) for name in ("y", "u", "t")}
+    v["pi"] = cp.Variable(p, nonneg=True)
+    v["f"], v["g"], v["F"] = cp.Variable(n, nonneg=True), cp.Variable(n), cp.Variable(k, nonneg=True)
+    v["G"] = cp.Variable(k)  # E[Z; far part landing in bin k]
+    c = disc.cells
+    cons = [
+        disc.by_cell @ v["pi"] + v["f"] == disc.mass[s],
+        disc.by_cell @ v["u"] + v["g"] == disc.m1[s],
+        cp.sum(v["F"]) == cp.sum(v["f"]),
+        cp.SOC(v["t"] + v["pi"], cp.vstack([2 * (v["y"] - v["u"]), v["t"] - v["pi"]]), axis=0),
+    ]
+    cons += _between(v["u"], v["pi"], c.lo[disc.pj], c.hi[disc.pj])
+    cons += _between(v["y"], v["pi"], disc.bins.lo[disc.pk], disc.bins.hi[disc.pk])
+    cons += _between(v["g"], v["f"], c.lo, c.hi)
+    cons += _between(v["G"], v["F"], disc.bins.lo, disc.bins.hi)
+    return v, cons
+
+
+def _coupling(disc: Discretized, blk0: dict[str, Any], blk1: dict[str, Any]) -> list[Any]:
+    """Shared-kernel coupling of the classes' U-moments (see cells.moment_coupling)."""
+    cp_ = disc.coupling
+    if not cp_:
+        return []
+    lam, c = cp_["lam"][disc.pj], cp_["centre"][disc.pj]
+    keep = cp_["valid"][disc.pj] & (lam >= 1 / RATIO_LIMIT) & (lam <= RATIO_LIMIT)
+    if not keep.any():
+        return []
+    lam, c = lam[keep], c[keep]
+    centred = [blk["u"][keep] - cp.multiply(c, blk["pi"][keep]) for blk in (blk0, blk1)]
+    form = centred[1] - cp.multiply(lam, centred[0])
+    return [form >= cp_["lo"][disc.pj][keep], form <= cp_["hi"][disc.pj][keep]]
+
+
+def _ratio(disc: Discretized, pi0: Any, pi1: Any) -> list[Any]:
+    lo, hi = disc.ratio_lo[disc.pj], disc.ratio_hi[disc.pj]
+    cons = []
+    keep_lo = lo >= 1 / RATIO_LIMIT
+    keep_hi = hi <= RATIO_LIMIT
+    if keep_lo.any():
+        cons.append(pi1[keep_lo] >= cp.multiply(lo[keep_lo], pi0[keep_lo]))
+    if keep_hi.any():
+        cons.append(pi1[keep_hi] <= cp.multiply(hi[keep_hi], pi0[keep_hi]))
+    for tan in disc.tangents:  # Neyman-Pearson tangents inside the cells (see cells.ratio_tangents)
+        kappa, top, bot = tan["kappa"][disc.pj], tan["top"][disc.pj], tan["bot"][disc.pj]
+        keep = tan["valid"][disc.pj] & (kappa >= 1 / RATIO_LIMIT) & (kappa <= RATIO_LIMIT)
+        if keep.any():
+            gap = pi1[keep] - cp.multiply(kappa[keep], pi0[keep])
+            cons += [gap <= top[keep], gap >= bot[keep]]
+    return cons
+
+
+def _split_bins(disc: Discretized, blocks: list[Any], q: list[Any]) -> tuple[list[Any], list[Any]]:
+    """Split each bounded bin in two by where class 0's density exceeds class 1's.
+
+    In a bin [c - h/2, c + h/2] let the classes have masses a, b and first
+    moments about c of Y_0, Y_1, and let A be the part of the bin where class
+    0's density is the larger.  The common part min(nu_0, nu_1) (mass m, the
+    same moment for both) cancels in Y_0 - Y_1, and the remainders (masses
+    a - m, b - m) have moments within +-h/2 of their masses, so
+
+        |Y_0 - Y_1| <= (h/2)(a + b - 2m) = (h/2)(nu_0(A) - nu_1(A) + nu_1(A^c) - nu_0(A^c)).
+
+    Reporting (bin, 1_A) is a function of Z, so its leakage is still a lower
+    bound (data processing); its masses alpha_s = nu_s(A), beta_s = nu_s(A^c)
+    are free variables under the displayed constraint.  Without it the
+    relaxation could let the classes "meet" at opposite ends of a bin, a gain
+    of first order in the bin width.
+
+    Returns the two-row masses of every part: [alpha_0, beta_0, tails_0], [alpha_1, ...].
+    """
+    b = disc.bins
+    fin = np.flatnonzero(np.isfinite(b.lo) & np.isfinite(b.hi))
+    tails = np.flatnonzero(~(np.isfinite(b.lo) & np.isfinite(b.hi)))
+    h, c = (b.hi - b.lo)[fin], b.atom[fin]
+    centred = []
+    for s, (blk, _) in enumerate(blocks):
+        moment = disc.by_bin @ blk["y"] + blk["G"]
+        centred.append(moment[fin] - cp.multiply(c, q[s][fin]))
+    diff = cp.multiply(2 / h, centred[0] - centred[1])
+    alpha = [cp.Variable(fin.size, nonneg=True) for _ in (0, 1)]
+    beta = [q[s][fin] - alpha[s] for s in (0, 1)]
+    sep = alpha[0] - alpha[1] + beta[1] - beta[0]
+    cons = [beta[0] >= 0, beta[1] >= 0, sep >= diff, sep >= -diff]
+    parts = [cp.hstack([alpha[s], beta[s], q[s][tails]]) for s in (0, 1)]
+    return parts, cons
+
+
+def relaxation(disc: Discretized, budget: float, privacy: str, observation: str) -> dict[str, Any]:
+    """Lower bound on the optimal leakage over all mechanisms at distortion ``budget``.
+
+    Returns
+    -------
+    dict
+        ``value`` (the dual objective: a certified lower bound up to the solver's
+        dual feasibility, 1e-9), ``primal`` (leakage of the relaxation's P(S, Z')),
+        ``far_mass``, ``p_sz`` (2, K) its P(S, bin), ``bin_edges`` and solver statistics.
+    """
+    blocks = [_class_block(disc, s) for s in (0, 1)]
+    cons = [c for _, cs in blocks for c in cs]
+    if observation == "useful":
+        cons += _ratio(disc, blocks[0][0]["pi"], blocks[1][0]["pi"])
+        cons += _coupling(disc, blocks[0][0], blocks[1][0])
+    r2 = disc.radius**2
+    cons.append(sum(cp.sum(b["t"]) + r2 * cp.sum(b["f"]) for b, _ in blocks) <= budget)
+    q = [disc.by_bin @ b["pi"] + b["F"] for b, _ in blocks]
+    parts, split = _split_bins(disc, blocks, q)
+    cons += split
+    if privacy == "map":
+        top = cp.Variable(parts[0].shape[0])
+        objective = cp.sum(top)
+        cons += [top >= parts[0], top >= parts[1]]
+    else:
+        pz = parts[0] + parts[1]
+        objective = sum(cp.sum(cp.rel_entr(parts[s], disc.weights[s] * pz)) for s in (0, 1))
+    stats = solve_conic(cp.Problem(cp.Minimize(objective), cons))
+    p_sz = np.clip(np.stack([np.asarray(qs.value, dtype=float) for qs in q]), 0.0, None)
+    far = float(sum(np.asarray(b["f"].value).sum() for b, _ in blocks))
+    return {"value": min(stats["dual"], stats["primal"]), "primal": leakage_of(p_sz, privacy),
+            "far_mass": far, "solver": stats, "p_sz": p_sz, "bin_edges": disc.bins.edges}

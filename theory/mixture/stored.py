@@ -1,0 +1,42 @@
+"""The committed table of certified sandwiches (``gmm_certified.csv`` beside this module).
+
+Made by ``python -m privbench.theory.mixture.table`` (see there for its rows);
+each row is a valid sandwich on its own, whatever level its refinement reached,
+so :func:`~.certified.certified_optimum` serves a stored row instead of solving
+again, and reports draw the band from it.
+"""
+
+from __future__ import annotations
+
+import csv
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+__all__ = ["TABLE_NAME", "stored_rows", "stored_sandwich"]
+
+TABLE_NAME = "gmm_certified.csv"
+
+
+@lru_cache(maxsize=1)
+def stored_rows() -> dict[tuple[str, str, str, float], dict[str, Any]]:
+    """Every stored row keyed by (scenario_id, observation, privacy, budget); empty without the file."""
+    path = resources.files(__package__) / TABLE_NAME  # type: ignore[arg-type]
+    if not path.is_file():
+        return {}
+    out: dict[tuple[str, str, str, float], dict[str, Any]] = {}
+    with path.open(newline="") as fh:
+        for r in csv.DictReader(fh):
+            out[(r["scenario_id"], r["observation"], r["privacy"], float(r["budget"]))] = r
+    return out
+
+
+def stored_sandwich(scenario_id: str, budget: float, privacy: str, observation: str) -> dict[str, Any] | None:
+    """The stored row as numbers (``lower``, ``upper``, ``width``, ``seconds``, ...), or None."""
+    r = stored_rows().get((scenario_id, observation, privacy, float(budget)))
+    if r is None:
+        return None
+    return {"lower": float(r["lower"]), "upper": float(r["upper"]), "width": float(r["width"]),
+            "seconds": float(r["seconds"]), "converged": r["converged"] == "True",
+            "upper_distortion": float(r["upper_distortion"]), "lower_program": r.get("lower_program", ""),
+            "stored": True}
