@@ -16,7 +16,7 @@ from scipy.integrate import quad
 from scipy.stats import norm
 
 from privbench.datasets import BinaryGMM, InputError
-from privbench.theory.finite.program import solve_finite
+from privbench.theory.finite.solve import solve_finite
 from privbench.theory.mixture import mixture_optimum
 from privbench.theory.mixture.achievable import achievable, leakage_of
 from privbench.theory.mixture.cells import Grid, cell_moments
