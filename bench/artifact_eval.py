@@ -99,8 +99,9 @@ def main() -> None:  # pragma: no cover - exercised through EvaluatorProcess
     os.dup2(2, 1)  # stray prints (Python or C) go to stderr, never into a reply
     requests = sys.stdin.buffer
     parent, threads = pickle.load(requests)
+    server = ReleaseServer(threads)  # its imports overlap ours
     init_worker(parent, threads, evaluator=False)
-    server = ReleaseServer(threads)
+    server.wait_ready()
     pickle.dump("ready", replies)  # the imports are done: a case's clock may start
     replies.flush()
     while True:

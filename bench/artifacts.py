@@ -69,8 +69,20 @@ class EvaluatorProcess:
         self.proc = subprocess.Popen([sys.executable, "-m", "privbench.bench.artifact_eval"], env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.threads = threads
-        if self.request((os.getpid(), threads)) != "ready":  # pragma: no cover
-            raise RuntimeError("the evaluation process did not start")
+        self.ready = False
+        self.send((os.getpid(), threads))
+
+    def wait_ready(self) -> None:
+        """Block until the process has done its imports (RuntimeError if it died)."""
+        if not self.ready:
+            try:
+                reply = pickle.load(self.proc.stdout)  # type: ignore[arg-type]
+            except (EOFError, OSError, pickle.UnpicklingError):
+                reply = None
+            if reply != "ready":
+                self.proc.kill()
+                raise RuntimeError(f"the evaluation process did not start (exit code {self.proc.wait()})")
+            self.ready = True
 
     def send(self, msg: Any) -> None:
         pickle.dump(msg, self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)  # type: ignore[arg-type]
@@ -78,6 +90,7 @@ class EvaluatorProcess:
 
     def request(self, msg: Any) -> Any:
         """Send one request; its reply (RuntimeError if the process died)."""
+        self.wait_ready()
         try:
             self.send(msg)
             return pickle.load(self.proc.stdout)  # type: ignore[arg-type]
@@ -106,14 +119,22 @@ class EvaluatorPool:
         self.proc: EvaluatorProcess | None = None
         atexit.register(self.close)
 
-    def get(self) -> EvaluatorProcess:
-        import torch
+    def start(self, threads: int | None = None) -> EvaluatorProcess:
+        """The child for ``threads`` torch threads (default: this process's), started if needed; not waited for."""
+        if threads is None:
+            import torch
 
-        threads = torch.get_num_threads()
+            threads = torch.get_num_threads()
         if self.proc is None or not self.proc.alive() or self.proc.threads != threads:
             self.close()
             self.proc = EvaluatorProcess(threads)
         return self.proc
+
+    def get(self) -> EvaluatorProcess:
+        """The child for this process's torch threads, ready."""
+        proc = self.start()
+        proc.wait_ready()
+        return proc
 
     def close(self) -> None:
         if self.proc is not None:

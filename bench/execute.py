@@ -25,7 +25,6 @@ from typing import Any, Callable
 import numpy as np
 
 from .artifacts import defining_modules, evaluate_saved, save_mechanisms, temporary_directory
-from .evaluators import inconsistency
 from .records import Record, error_text, failure_rows, headline_fields, json_default, no_bound_fields, now
 
 
@@ -102,6 +101,8 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
         evaluators, optimum, gap, overshoot, status, error, evaluations, mechanism_info).
     """
     from privbench.theory.optimum import curve, optimum
+
+    from .evaluators import inconsistency
 
     evals = evaluate(mech, sc, case.observation, case.privacy, n_eval=case.n_eval, seed=case.eval_seed,
                      evaluators=case.evaluators, cross_check=False)

@@ -41,10 +41,25 @@ class ReleaseServer:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         self.proc = subprocess.Popen([sys.executable, "-m", "privbench.learners.serve"], env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.call((os.getpid(), threads))
+        pickle.dump((os.getpid(), threads), self.proc.stdin)  # type: ignore[arg-type]
+        self.proc.stdin.flush()  # type: ignore[union-attr]
+        self.ready = False
+
+    def wait_ready(self) -> None:
+        """Block until the server has done its imports (RuntimeError if it died)."""
+        if not self.ready:
+            try:
+                header = json.loads(self.proc.stdout.readline())  # type: ignore[union-attr]
+            except (OSError, ValueError):
+                header = {}
+            if not header.get("ready"):
+                self.proc.kill()
+                raise RuntimeError(f"the release process did not start (exit code {self.proc.wait()})")
+            self.ready = True
 
     def call(self, msg: Any) -> tuple[dict[str, Any], np.ndarray | None]:
         """Send one request; (header, array or None).  RuntimeError if the server died."""
+        self.wait_ready()
         try:
             pickle.dump(msg, self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)  # type: ignore[arg-type]
             self.proc.stdin.flush()  # type: ignore[union-attr]

@@ -31,26 +31,33 @@ def _watch_parent(parent: int) -> None:
 
 
 def init_worker(parent: int, threads: int | None, evaluator: bool = True) -> None:
-    """Start-up of a worker process: ignore SIGINT, exit with the parent, import what a case needs, and
-    (``evaluator``) start the process that will evaluate its saved mechanisms."""
+    """Start-up of a worker process: ignore SIGINT, exit with the parent, import what a case needs.
+
+    A worker (``evaluator``) only trains: it imports the learners and starts the process that will
+    evaluate its saved mechanisms (:mod:`privbench.bench.artifacts`), whose imports overlap its own;
+    it returns once that process is ready, so that a case's timeout measures the case only.  The
+    evaluator process itself (``evaluator=False``) imports the evaluators and theory instead.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if evaluator:
+        from ..artifacts import POOL
+
+        POOL.start(threads)
     import torch
 
     if threads:
         torch.set_num_threads(threads)
-    # import everything a case needs now, so that a case's timeout measures the case only
-    import privbench.theory.optimum  # noqa: F401
     from privbench.learners import available
-
-    from .. import evaluators, scores  # noqa: F401
 
     available()
     provenance()
-    if evaluator:  # started now, so that a case's timeout does not count its start-up
-        from ..artifacts import POOL
-
+    if evaluator:
         POOL.get()
+    else:
+        import privbench.theory.optimum  # noqa: F401
+
+        from .. import evaluators, scores  # noqa: F401
 
 
 def default_jobs() -> int:
