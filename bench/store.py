@@ -38,6 +38,9 @@ from privbench.datasets.errors import InputError
 from privbench.datasets.vocabulary import STATUSES
 
 from .parts import DIGEST_KEY, check_part_values, content_digest
+
+#: A column added together with the seal: a part that has it was written sealed.
+SEALED_SINCE = "mechanism_file"
 from .records import BOOL, COLUMN_NAMES, COLUMNS, FLOAT, INT, STR, Record, now
 
 MARKER = "privbench-results.json"
@@ -301,7 +304,10 @@ def _read_part(path: Path, columns: list[str] | None = None):
         raise InputError(f"results file {str(path)!r} is not a privbench part (no column {missing[0]!r})")
     check_part_values(path, tab)
     stored = (tab.schema.metadata or {}).get(DIGEST_KEY.encode())
-    if columns is None and stored is not None and stored.decode() != content_digest(tab):
+    if columns is None and stored is None and SEALED_SINCE in names:  # written sealed: the seal was damaged
+        raise InputError(f"results file {str(path)!r} is corrupted (its digest is missing); "
+                         "move it away and rerun with --resume to recompute its cases")
+    if columns is None and stored is not None and stored.decode(errors="replace") != content_digest(tab):
         raise InputError(f"results file {str(path)!r} is corrupted (its content does not match its digest); "
                          "move it away and rerun with --resume to recompute its cases")
     if columns is None:

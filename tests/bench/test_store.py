@@ -153,9 +153,14 @@ def test_parts_from_an_older_schema_read_with_nulls_and_foreign_parquet_is_refus
 
     store = ResultsDir(tmp_path)
     # a part of the first store schema (before evaluators, protocol and mechanism_info existed)
-    later = {"evaluators", "protocol", "mechanism_info"}
+    later = {"evaluators", "protocol", "mechanism_info", "mechanism_file", "leakage_spread", "evaluators_disagree"}
     first = {name: pa.nulls(1, schema().field(name).type) for name in COLUMN_NAMES if name not in later}
     first.update(case_id=pa.array(["a"]), status=pa.array(["ok"]), leakage=pa.array([0.5]))
+    # a part of the sealed era (it has mechanism_file) without its seal: the seal was damaged
+    sealed_era = {**first, "mechanism_file": pa.nulls(1, pa.string())}
+    pq.write_table(pa.table(sealed_era), tmp_path / "records" / "part-old-r0.parquet")
+    with pytest.raises(InputError, match="digest is missing"):
+        read_records(tmp_path)
     pq.write_table(pa.table(first), tmp_path / "records" / "part-old-r0.parquet")
     df = read_records(tmp_path)
     assert list(df.columns) == COLUMN_NAMES and df.loc[0, "leakage"] == 0.5 and df["evaluators"].isna().all()
