@@ -13,7 +13,6 @@ stderr, so nothing the evaluated code prints can corrupt a reply).  Exits on
 
 from __future__ import annotations
 
-import importlib
 import os
 import pickle
 import sys
@@ -23,32 +22,13 @@ from typing import Any
 
 def import_modules(case: Any, modules: list[tuple[str, str | None]]) -> None:
     """Import what registers the case's mechanism types: a ``module:Class`` learner's module, then each
-    ``(name, file)`` of ``modules`` by name, or from its file when the name is not importable here (a
-    class defined in a test file)."""
+    ``(name, file)`` of ``modules`` (:func:`privbench.learners.serve.import_modules`)."""
+    from privbench.learners.serve import import_modules as import_named
+
     names: list[tuple[str, str | None]] = list(modules)
     if ":" in str(case.learner):
         names.insert(0, (str(case.learner).split(":", 1)[0], None))
-    for name, file in dict.fromkeys(names):
-        if not name or name in sys.modules:
-            continue
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - load_mechanism then names the unknown type
-            if file:
-                import_file(name, file)
-
-
-def import_file(name: str, file: str) -> None:
-    """Import the module ``name`` from ``file`` (failures ignored)."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.spec_from_file_location(name, file)
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = module
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-    except Exception:  # noqa: BLE001
-        sys.modules.pop(name, None)
+    import_named(list(dict.fromkeys(names)))
 
 
 def score_saved(case: Any, files: list[str | None], errors: list[str | None], modules: list[tuple[str, str | None]],
