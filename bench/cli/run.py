@@ -50,8 +50,9 @@ def add_what(what: Any) -> None:
                       help="with --suite: run only this experiment (repeatable; 'ppan-fig5' also selects "
                            "'ppan-fig5/useful' and 'ppan-fig5/full')")
     what.add_argument("--smoke", action="store_true",
-                      help="with --suite: a miniature of every experiment (one seed, two budgets, tiny "
-                           "samples and schedules): checks the code paths in seconds, numbers mean nothing")
+                      help="with --suite: a miniature of every experiment (one seed unless --seeds, two "
+                           "budgets, tiny samples and schedules): checks the code paths in seconds, numbers "
+                           "mean nothing")
     what.add_argument("--scenario", help="ad-hoc: scenario name (see 'privbench list scenarios')")
     what.add_argument("--param", type=param, action="append", default=[], metavar="NAME=VALUE",
                       help="ad-hoc: scenario parameter (repeatable)")
@@ -152,7 +153,14 @@ def chosen_suite(args: argparse.Namespace) -> Any:
         suite = load_suite(args.suite, reps=args.seeds)
         if args.only:
             suite = select_experiments(suite, args.only)
-        return smoke_suite(suite) if args.smoke else suite
+        if not args.smoke:
+            return suite
+        small = smoke_suite(suite)  # repetition 0; --seeds N asks for N of them
+        if args.seeds:
+            from dataclasses import replace
+
+            small = replace(small, cases=[replace(c, rep=r) for r in range(args.seeds) for c in small.cases])
+        return small
     if args.scenario:
         params = unique_params("--param", args.param)
         learner_params = unique_params("--learner-param", args.learner_param)

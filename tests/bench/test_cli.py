@@ -168,3 +168,15 @@ def test_certified_sandwich_rows_show_both_ends(capsys):
     rc, _, err = run(capsys, "optimum", *gmm, "--privacy", "mi", "--observation", "full", "--budget", "0.5",
                      "--family", "general")
     assert rc == 2 and "family='general'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_smoke_with_seeds_runs_that_many_repetitions_of_the_miniature():
+    from privbench.bench.cli import build_parser
+    from privbench.bench.cli.run import chosen_suite
+
+    one = chosen_suite(build_parser().parse_args(["run", "--suite", "quick", "--smoke"]))
+    three = chosen_suite(build_parser().parse_args(["run", "--suite", "quick", "--smoke", "--seeds", "3"]))
+    assert {c.rep for c in one.cases} == {0}
+    assert len(three.cases) == 3 * len(one.cases) and {c.rep for c in three.cases} == {0, 1, 2}
+    assert len({c.key for c in three.cases}) == len(three.cases)  # every repetition stored apart
+    assert len({c.train_seed for c in three.cases if c.learner == "identity"}) > 1  # and drawn apart
