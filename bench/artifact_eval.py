@@ -13,7 +13,6 @@ stderr, so nothing the evaluated code prints can corrupt a reply).  Exits on
 
 from __future__ import annotations
 
-import os
 import pickle
 import sys
 import time
@@ -72,25 +71,19 @@ def score_saved(case: Any, files: list[str | None], errors: list[str | None], mo
 
 
 def main() -> None:  # pragma: no cover - exercised through EvaluatorProcess
+    from privbench.learners.serve import private_stdout, requests
+
     from .backends.common import init_worker
     from .remote_release import ReleaseServer
 
-    replies = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # stray prints (Python or C) go to stderr, never into a reply
-    requests = sys.stdin.buffer
-    parent, threads = pickle.load(requests)
+    replies = private_stdout()  # stray prints (Python or C) go to stderr, never into a reply
+    parent, threads = pickle.load(sys.stdin.buffer)
     server = ReleaseServer(threads)  # its imports overlap ours
     init_worker(parent, threads, evaluator=False)
     server.wait_ready()
     pickle.dump("ready", replies)  # the imports are done: a case's clock may start
     replies.flush()
-    while True:
-        try:
-            msg = pickle.load(requests)
-        except EOFError:
-            return
-        if msg is None:
-            return
+    for msg in requests(sys.stdin.buffer):
         if not server.alive():  # a release killed it: a fresh one for this case
             server = ReleaseServer(threads)
         try:

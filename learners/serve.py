@@ -32,7 +32,7 @@ import pickle
 import sys
 import threading
 import time
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Iterator
 
 import numpy as np
 
@@ -103,6 +103,26 @@ def reply(out: BinaryIO, header: dict[str, Any], array: np.ndarray | None = None
     out.flush()
 
 
+def private_stdout() -> BinaryIO:
+    """A private copy of stdout for replies; file descriptor 1 itself then points at stderr, so that
+    nothing printed (by Python or C code) can corrupt a reply."""
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    return out
+
+
+def requests(stream: BinaryIO) -> Iterator[Any]:
+    """The pickled requests on ``stream``, until ``None`` or the end of input."""
+    while True:
+        try:
+            msg = pickle.load(stream)
+        except EOFError:
+            return
+        if msg is None:
+            return
+        yield msg
+
+
 def watch_parent(parent: int) -> None:
     """Exit when the parent (the evaluator process) is gone."""
     while True:
@@ -116,11 +136,9 @@ def main() -> None:  # pragma: no cover - exercised through the bench's RemoteRe
 
     import torch
 
-    out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    requests = sys.stdin.buffer
+    out = private_stdout()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent, threads = pickle.load(requests)
+    parent, threads = pickle.load(sys.stdin.buffer)
     threading.Thread(target=watch_parent, args=(parent,), daemon=True).start()
     torch.set_num_threads(threads)
     from .registry import load_builtins
@@ -128,13 +146,7 @@ def main() -> None:  # pragma: no cover - exercised through the bench's RemoteRe
     load_builtins()
     reply(out, {"ok": True, "ready": True})
     mechs: dict[str, Any] = {}
-    while True:
-        try:
-            msg = pickle.load(requests)
-        except EOFError:
-            return
-        if msg is None:
-            return
+    for msg in requests(sys.stdin.buffer):
         handle(msg, mechs, out)
 
 

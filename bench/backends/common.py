@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any
+
+from privbench.learners.serve import watch_parent
 
 from ..records import provenance
 from ..suites import Case
@@ -23,13 +24,6 @@ class Job:
     artifacts: str | None = None  # where the case's fitted mechanisms are saved
 
 
-def _watch_parent(parent: int) -> None:
-    while True:
-        time.sleep(0.5)
-        if os.getppid() != parent:
-            os._exit(3)
-
-
 def init_worker(parent: int, threads: int | None, evaluator: bool = True) -> None:
     """Start-up of a worker process: ignore SIGINT, exit with the parent, import what a case needs.
 
@@ -39,7 +33,7 @@ def init_worker(parent: int, threads: int | None, evaluator: bool = True) -> Non
     evaluator process itself (``evaluator=False``) imports the evaluators and theory instead.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    threading.Thread(target=watch_parent, args=(parent,), daemon=True).start()
     if evaluator:
         from ..artifacts import POOL
 
