@@ -64,8 +64,6 @@ from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 from privbench.learners.base import Learner, Mechanism
 from privbench.learners.mechanisms import FiniteChannel, LinearGaussian
-from privbench.theory.finite import solve_finite
-from privbench.theory.measures import observation_kernel
 
 
 def estimate_joint(samples: Samples, n_s: int, n_u: int, smoothing: float = 0.0) -> np.ndarray:
@@ -187,6 +185,9 @@ class PlugIn(Learner):
             raise InputError(f"smoothing={a!r} must be a finite number >= 0")
         joint = estimate_joint(samples, task.n_s, task.n_u, float(a))  # type: ignore[arg-type]
         dist = task.distortion_array()
+        from privbench.theory.finite import solve_finite  # here, not at import: a training worker
+        from privbench.theory.measures import observation_kernel  # lists learners without loading theory
+
         kernel = observation_kernel(task.n_s, task.n_u, task.observation)  # type: ignore[arg-type]
         p_uw = (joint.reshape(-1, 1) * kernel).reshape(task.n_s, task.n_u, -1).sum(axis=0)  # type: ignore[arg-type]
         least = float((p_uw.T @ dist).min(axis=1).sum())  # each w sent to its cheapest z
