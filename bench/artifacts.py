@@ -33,8 +33,9 @@ from typing import Any
 MECHANISMS_DIR = "mechanisms"
 
 
-def save_mechanisms(mechs: list[Any], directory: str | os.PathLike) -> list[Path | str]:
-    """Save each mechanism to ``directory/budget-<i>.pt``; per mechanism its path, or an error text.
+def save_mechanisms(mechs: list[Any], directory: str | os.PathLike, names: list[str] | None = None) -> list[Path | str]:
+    """Save each mechanism to ``directory/budget-<i>.pt`` (or ``directory/names[i]``); per mechanism its
+    path, or an error text.
 
     A mechanism whose class is not registered under its ``type_name`` (the
     :func:`~privbench.learners.base.mechanism_type` decorator) cannot be loaded
@@ -55,7 +56,7 @@ def save_mechanisms(mechs: list[Any], directory: str | os.PathLike) -> list[Path
                        "importable module, so that its saved file can be loaded and evaluated")
             continue
         try:
-            out.append(mech.save(d / f"budget-{i}.pt"))
+            out.append(mech.save(d / (names[i] if names is not None else f"budget-{i}.pt")))
         except Exception as exc:  # noqa: BLE001 - a row error, the case goes on
             out.append("save: " + error_text(exc))
     return out

@@ -43,7 +43,7 @@ def execute_case(case: Any, device: str = "auto", artifacts: str | os.PathLike |
     from .protocols import run_protocol
 
     if case.protocol is not None:
-        return run_protocol(case, device)
+        return run_protocol(case, device, artifacts)
     started, t0 = now(), time.perf_counter()
     n = len(case.budgets)
     dev = str(device)

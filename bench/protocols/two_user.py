@@ -40,9 +40,12 @@ raises the same :class:`InputError` for callers that want to check early).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -78,8 +81,12 @@ def check_two_user(case: Any) -> None:
                          "user's filter sees its own private label)")
 
 
-def run_two_user(case: Any, device: str = "auto") -> list[Record]:
-    """Run ``case`` under the ``two-user`` protocol (module docstring); one Record per budget."""
+def run_two_user(case: Any, device: str = "auto", artifacts: str | os.PathLike | None = None) -> list[Record]:
+    """Run ``case`` under the ``two-user`` protocol (module docstring); one Record per budget.
+
+    The users' fitted filters are saved under ``artifacts`` (a temporary directory when None) and
+    every release is made from those files by a release server (:func:`shipped`).
+    """
     started, t0 = now(), time.perf_counter()
     from privbench.datasets.samples import Samples
     from privbench.datasets.scenarios import make_scenario
@@ -116,37 +123,74 @@ def run_two_user(case: Any, device: str = "auto") -> list[Record]:
         ref_error = None
     except Exception as exc:  # noqa: BLE001
         ref, ref_error = None, error_text(exc)
-    shared = (time.perf_counter() - t0) / n
-    public = np.concatenate(parts[2:])
-    rows = []
-    for i, budget in enumerate(budgets):
-        t2 = time.perf_counter()
-        row = Record.base(case, budget)
-        row.update(started_at=started, device=dev, train_time_s=train_time / n)
-        try:
-            if ref is None:
-                raise RuntimeError(f"raw reference classifiers: {ref_error}")
-            rng = np.random.default_rng([s_rel, i])
-            ma, mb = mech_a[i], mech_b[i]
-            z_a = ma.release(np.column_stack([ge5_tr[a], x_tr[a]]), rng)
-            z_b = mb.release(np.column_stack([par_tr[b], x_tr[b]]), rng)
-            rel_idx = np.concatenate([public, a, b])
-            x_rel = np.vstack([x_tr[public], z_a, z_b])
-            zh_a = ma.release(np.column_stack([ge5_he[ha], x_he[ha]]), rng)
-            zh_b = mb.release(np.column_stack([par_he[hb], x_he[hb]]), rng)
-            acc = _user_accuracies(x_rel, ge5_tr[rel_idx], par_tr[rel_idx], zh_a, zh_b, ge5_he, par_he, ha, hb,
-                                   s_cls)
-            d_a, d_b = row_distortion(task, x_he[ha], zh_a), row_distortion(task, x_he[hb], zh_b)
-            m_a, m_b = ((zh_a - x_he[ha]) ** 2).mean(1), ((zh_b - x_he[hb]) ** 2).mean(1)
-            evals = _two_user_evaluations(acc, ref, np.concatenate([d_a, d_b]), d_a, d_b,
-                                          np.concatenate([m_a, m_b]), ma, mb, len(a), len(b), len(public))
-            row.update(_row_numbers(evals))
-            row["mechanism_info"] = json.dumps({"user_a": ma.info, "user_b": mb.info}, default=json_default)
+    with contextlib.ExitStack() as stack:
+        try:  # from here on the saved files are scored, released by a server of their own
+            mech_a, mech_b, files = shipped(mech_a, mech_b, stack, artifacts)
         except Exception as exc:  # noqa: BLE001
-            row.update(status="failed", error="evaluate: " + error_text(exc))
-        row.update(finished_at=now(), wall_time_s=shared + time.perf_counter() - t2)
-        rows.append(row)
+            return failure_rows(case, "failed", "save: " + error_text(exc), started, time.perf_counter() - t0, dev)
+        shared = (time.perf_counter() - t0) / n
+        public = np.concatenate(parts[2:])
+        rows = []
+        for i, budget in enumerate(budgets):
+            t2 = time.perf_counter()
+            row = Record.base(case, budget)
+            row.update(started_at=started, device=dev, train_time_s=train_time / n)
+            try:
+                if ref is None:
+                    raise RuntimeError(f"raw reference classifiers: {ref_error}")
+                rng = np.random.default_rng([s_rel, i])
+                ma, mb = mech_a[i], mech_b[i]
+                z_a = ma.release(np.column_stack([ge5_tr[a], x_tr[a]]), rng)
+                z_b = mb.release(np.column_stack([par_tr[b], x_tr[b]]), rng)
+                rel_idx = np.concatenate([public, a, b])
+                x_rel = np.vstack([x_tr[public], z_a, z_b])
+                zh_a = ma.release(np.column_stack([ge5_he[ha], x_he[ha]]), rng)
+                zh_b = mb.release(np.column_stack([par_he[hb], x_he[hb]]), rng)
+                acc = _user_accuracies(x_rel, ge5_tr[rel_idx], par_tr[rel_idx], zh_a, zh_b, ge5_he, par_he, ha, hb,
+                                       s_cls)
+                d_a, d_b = row_distortion(task, x_he[ha], zh_a), row_distortion(task, x_he[hb], zh_b)
+                m_a, m_b = ((zh_a - x_he[ha]) ** 2).mean(1), ((zh_b - x_he[hb]) ** 2).mean(1)
+                evals = _two_user_evaluations(acc, ref, np.concatenate([d_a, d_b]), d_a, d_b,
+                                              np.concatenate([m_a, m_b]), ma, mb, len(a), len(b), len(public))
+                row.update(_row_numbers(evals))
+                if artifacts is not None:
+                    row["mechanism_file"] = files[i]  # budget-<i>/: user-a.pt and user-b.pt
+                row["mechanism_info"] = json.dumps({"user_a": ma.info, "user_b": mb.info}, default=json_default)
+            except Exception as exc:  # noqa: BLE001
+                row.update(status="failed", error="evaluate: " + error_text(exc))
+            row.update(finished_at=now(), wall_time_s=shared + time.perf_counter() - t2)
+            rows.append(row)
     return rows
+
+
+def shipped(mech_a: list[Any], mech_b: list[Any], stack: contextlib.ExitStack,
+            artifacts: str | os.PathLike | None) -> tuple[list[Any], list[Any], list[str]]:
+    """The two users' filters as a user would ship them: each saved (``budget-<i>/user-a.pt``, ...),
+    loaded back (``weights_only``) and released by a release server (a process with no bench module,
+    :class:`~privbench.bench.remote_release.ReleaseServer`) from its own copy of the file, never by
+    the objects that trained.  Returns the loaded filters of user A and B and, per budget, the directory of their two files."""
+    from privbench.learners import load_mechanism
+
+    from ..artifacts import defining_modules, save_mechanisms, temporary_directory
+    from ..remote_release import ReleaseServer
+
+    where = Path(artifacts) if artifacts is not None else Path(stack.enter_context(temporary_directory()))
+    server = ReleaseServer(1)
+    stack.callback(server.close)
+    modules = defining_modules(list(mech_a) + list(mech_b))
+    loaded_a, loaded_b, dirs = [], [], []
+    for i, pair in enumerate(zip(mech_a, mech_b)):
+        d = where / f"budget-{i}"
+        saved = save_mechanisms(list(pair), d, names=["user-a.pt", "user-b.pt"])
+        bad = [p for p in saved if not isinstance(p, Path)]
+        if bad:
+            raise RuntimeError(str(bad[0]))
+        for p, out in zip(saved, (loaded_a, loaded_b)):
+            mech = load_mechanism(p)
+            server.attach(mech, str(p), str(p), modules)
+            out.append(mech)
+        dirs.append(str(d))
+    return loaded_a, loaded_b, dirs
 
 
 def _user_accuracies(x_train: np.ndarray, ge5_train: np.ndarray, par_train: np.ndarray, x_a: np.ndarray,

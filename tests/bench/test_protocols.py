@@ -14,7 +14,9 @@ from privbench.bench.run import execute_case
 from privbench.bench.store import COLUMN_NAMES
 from privbench.bench.suites import Case, make_case
 from privbench.datasets.errors import InputError
+from privbench.learners import load_mechanism
 from privbench.learners.latent_filter import LatentFilter
+from privbench.learners.latent_filter_mechanism import LatentFilterMechanism
 
 BUDGETS = (0.5, 3.0)
 
@@ -26,8 +28,31 @@ def _case(**over) -> Case:
 
 
 @pytest.fixture(scope="module")
-def rows():
-    return execute_case(_case(), "cpu")  # the runner's dispatch to run_protocol
+def kept(tmp_path_factory):
+    return tmp_path_factory.mktemp("two-user-mechanisms")
+
+
+@pytest.fixture(scope="module")
+def rows(kept):
+    # The trained filters' own release is broken in this process: every release must come from
+    # the saved files, through the release server (a process of its own).
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(LatentFilterMechanism, "release", broken_release)
+        return execute_case(_case(), "cpu", artifacts=kept)  # the runner's dispatch to run_protocol
+
+
+def broken_release(self, w, rng):
+    raise AssertionError("released in the training process")
+
+
+def test_the_saved_filters_are_released_and_kept(rows, kept):
+    for i, r in enumerate(rows):
+        assert r["status"] == "ok", r.get("error")
+        d = kept / f"budget-{i}"
+        assert r["mechanism_file"] == str(d)
+        for user in ("user-a", "user-b"):
+            mech = load_mechanism(d / f"{user}.pt")
+            assert isinstance(mech, LatentFilterMechanism) and mech.budget == r["budget"]
 
 
 def test_one_ok_row_per_budget_in_the_runner_format(rows):
