@@ -8,7 +8,7 @@ import shlex
 import stat
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from privbench.datasets.errors import InputError
 
@@ -24,7 +24,16 @@ DEVICES = ("auto", "cpu", "cuda")
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse that reports a usage error as one line and exits with 2."""
+    """argparse that reports a usage error as one line and exits with 2.
+
+    Abbreviated long options are refused (``allow_abbrev=False``) on this parser and,
+    since the sub-parsers are made with this class, on every sub-parser: ``run --seed 3``
+    must not silently mean ``run --seeds 3``.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")

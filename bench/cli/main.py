@@ -19,6 +19,8 @@ DESCRIPTION = "The ``privbench`` command line."
 def build_parser() -> argparse.ArgumentParser:
     """The ``privbench`` parser with its commands: optimum, list, run, report, compare, check."""
     parser = OneLineParser(prog="privbench", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}",
+                        help="print the installed privbench version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.required = True
     add_optimum(sub)
@@ -28,6 +30,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare(sub)
     add_check(sub)
     return parser
+
+
+def package_version() -> str:
+    """The installed distribution's version (importlib.metadata), or "unknown" outside an installation."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("privbench")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
