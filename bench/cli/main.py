@@ -7,6 +7,7 @@ import sys
 from typing import Sequence
 
 from privbench.bench.cli.check import add_check
+from privbench.bench.cli.completion import add_completion
 from privbench.bench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_IO_ERROR, OneLineParser
 from privbench.bench.cli.optimum import add_list, add_optimum
 from privbench.bench.cli.report import add_compare, add_report
@@ -17,7 +18,7 @@ DESCRIPTION = "The ``privbench`` command line."
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``privbench`` parser with its commands: optimum, list, run, report, compare, check."""
+    """The ``privbench`` parser with its commands: optimum, list, run, report, compare, check, completion."""
     parser = OneLineParser(prog="privbench", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}",
                         help="print the installed privbench version and exit")
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_report(sub)
     add_compare(sub)
     add_check(sub)
+    add_completion(sub, build_parser)
     return parser
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import shlex
+import shutil
 import subprocess
 import sys
 from importlib.metadata import version
@@ -10,6 +12,7 @@ from importlib.metadata import version
 import pytest
 
 from privbench.bench.cli import build_parser, main
+from privbench.learners import available
 
 
 def all_parsers(parser: argparse.ArgumentParser):
@@ -41,3 +44,39 @@ def test_run_seed_is_an_error_naming_the_option():
     assert proc.stdout == ""
     assert "--seed" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def bash_complete(script, words):
+    """COMPREPLY of the generated bash completion for the command line ``words`` (last word being typed)."""
+    words_q = " ".join(shlex.quote(w) for w in words)
+    prog = (f"source {shlex.quote(str(script))}; COMP_WORDS=({words_q}); COMP_CWORD={len(words) - 1}; "
+            '_shtab_privbench; printf "%s\\n" "${COMPREPLY[@]}"')
+    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", prog], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_bash_completion_completes_commands_options_and_learner_names(capsys, tmp_path):
+    assert main(["completion", "bash"]) == 0
+    script = tmp_path / "privbench.bash"
+    script.write_text(capsys.readouterr().out)
+    assert "report" in bash_complete(script, ["privbench", "re"])
+    assert bash_complete(script, ["privbench", "run", "--se"]) == ["--seeds"]
+    learners = bash_complete(script, ["privbench", "run", "--learner", "ppan-g"])
+    assert sorted(learners) == sorted(n for n in available() if n.startswith("ppan-g")) and learners
+    assert bash_complete(script, ["privbench", "check", "--suite", "qu"]) == ["quick"]
+    assert bash_complete(script, ["privbench", "optimum", "symmetric-p"]) == ["symmetric-pair"]
+
+
+def test_zsh_completion_names_the_command_and_the_learners(capsys):
+    assert main(["completion", "zsh"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("#compdef privbench")
+    assert "(" + " ".join(sorted(available())) + ")" in out
+
+
+def test_completion_of_an_unknown_shell_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["completion", "tcsh"])
+    assert exc.value.code == 2 and "invalid choice: 'tcsh'" in capsys.readouterr().err
