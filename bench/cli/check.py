@@ -21,13 +21,16 @@ def add_check(sub: Any) -> None:
                                      "it serves) and compare each point's mean gap with results/baselines/"
                                      "SUITE.json. Exit 0: all within tolerance; 1: a regression (listed); 2: bad input.")
     chk.add_argument("--learner", metavar="NAME|module:Class", help="learner to check (registered or module:Class)")
-    chk.add_argument("--learner-param", type=param, action="append", default=[], metavar="NAME=VALUE")
+    chk.add_argument("--learner-param", type=param, action="append", default=[], metavar="NAME=VALUE",
+                     help="hyper-parameter of the checked learner (repeatable; see 'privbench list learners')")
     chk.add_argument("--suite", default="regression", help="suite to run (default: regression)")
     chk.add_argument("--baselines", metavar="FILE", help="baseline file (default: results/baselines/SUITE.json)")
     chk.add_argument("--out", metavar="DIR", help="keep the run's results here (default: a temporary directory)")
     chk.add_argument("--resume", action="store_true", help="continue a run in --out")
-    chk.add_argument("--jobs", type=count_type("--jobs", 1, MAX_JOBS), default=None, metavar="N")
-    chk.add_argument("--device", choices=DEVICES, default="cpu")
+    chk.add_argument("--jobs", type=count_type("--jobs", 1, MAX_JOBS), default=None, metavar="N",
+                     help="parallel worker processes (default: the CPU cores available)")
+    chk.add_argument("--device", choices=DEVICES, default="cpu",
+                     help="where the learner trains (default cpu, as the baselines were made)")
     chk.add_argument("--write-baselines", action="store_true",
                      help="instead of checking: run the suite's own learners and write the baseline file")
     chk.set_defaults(func=cmd_check)

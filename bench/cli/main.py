@@ -14,7 +14,8 @@ from privbench.bench.cli.report import add_compare, add_report
 from privbench.bench.cli.run import add_run
 from privbench.datasets.errors import InputError
 
-DESCRIPTION = "The ``privbench`` command line."
+DESCRIPTION = ("Measure how close learned privacy mechanisms come to the exact optimal privacy-utility "
+               "tradeoff.")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,7 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="privbench", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}",
                         help="print the installed privbench version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser,
+                               help="the command to run ('privbench COMMAND --help' for its options)")
     sub.required = True
     add_optimum(sub)
     add_list(sub)

@@ -26,8 +26,8 @@ def add_report(sub: Any) -> None:
 def add_compare(sub: Any) -> None:
     """Add the ``compare`` command to the sub-parsers ``sub``."""
     cmp_ = sub.add_parser("compare", help="per case, which of two results directories is better, beyond noise?")
-    cmp_.add_argument("dir_a", metavar="DIR_A")
-    cmp_.add_argument("dir_b", metavar="DIR_B")
+    cmp_.add_argument("dir_a", metavar="DIR_A", help="results directory A (the reference, e.g. before a change)")
+    cmp_.add_argument("dir_b", metavar="DIR_B", help="results directory B (compared with A, e.g. after a change)")
     cmp_.add_argument("--csv", metavar="FILE", help="also write the comparison table as CSV")
     cmp_.set_defaults(func=cmd_compare)
 

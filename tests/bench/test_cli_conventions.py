@@ -80,3 +80,12 @@ def test_completion_of_an_unknown_shell_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["completion", "tcsh"])
     assert exc.value.code == 2 and "invalid choice: 'tcsh'" in capsys.readouterr().err
+
+
+def test_every_option_and_positional_has_help_text():
+    missing = [f"{p.prog} {a.option_strings or a.dest}" for p in all_parsers(build_parser()) for a in p._actions
+               if not (a.help and a.help.strip())]
+    missing += [f"{p.prog} {c.dest}" for p in all_parsers(build_parser()) for a in p._actions
+                if isinstance(a, argparse._SubParsersAction) for c in a._get_subactions()
+                if not (c.help and c.help.strip())]
+    assert missing == []
