@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
@@ -36,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: stdout was closed by its reader: 128 + SIGPIPE, as a shell reports a process killed by it.
+EXIT_BROKEN_PIPE = 141
+
+
 def package_version() -> str:
     """The installed distribution's version (importlib.metadata), or "unknown" outside an installation."""
     from importlib.metadata import PackageNotFoundError, version
@@ -59,6 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         sys.stderr.write(f"privbench: error: {exc}\n")
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # the reader went away ('privbench list learners | head'): not an I/O failure
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that flushing at exit is silent
+        return EXIT_BROKEN_PIPE
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
         sys.stderr.write(f"privbench: error: I/O failure: {exc.strerror or exc}{where}; results already stored "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ from importlib.metadata import version
 import pytest
 
 from privbench.bench.cli import build_parser, main
+from privbench.bench.cli.optimum import hyper_parameters
 from privbench.learners import available
 
 
@@ -89,3 +91,49 @@ def test_every_option_and_positional_has_help_text():
                 if isinstance(a, argparse._SubParsersAction) for c in a._get_subactions()
                 if not (c.help and c.help.strip())]
     assert missing == []
+
+
+def test_list_learners_json_gives_every_learner_its_defaults(capsys):
+    assert main(["list", "learners", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    table = available()
+    assert [r["name"] for r in rows] == list(table)
+    for r in rows:
+        # the defaults a learner constructed with no arguments stores (independent of the signature reading)
+        assert r["params"] == json.loads(json.dumps(table[r["name"]]().get_params())), r["name"]
+    assert next(r for r in rows if r["name"] == "ppan")["params"]["dtype"] == "float64"
+
+
+def test_list_learners_text_shows_hyper_parameters(capsys):
+    assert main(["list", "learners"]) == 0
+    out = capsys.readouterr().out
+    ppan = out.split("\nppan:")[1].split("\nppan-gaussian:")[0]
+    flat = " ".join(ppan.split())
+    assert "hyper-parameters: schedule='default', steps=None," in flat and "dtype='float64'" in flat
+    assert "\n    hyper-parameters: none\n" in out.split("\nconstant:")[1]
+
+
+def test_a_hyper_parameter_without_default_is_shown_required():
+    class Plug:
+        def __init__(self, width, depth=3, *args, **kwargs):
+            pass
+
+    assert {k: repr(v) for k, v in hyper_parameters(Plug).items()} == {"width": "REQUIRED", "depth": "3"}
+
+
+def test_list_scenarios_json_marks_required_parameters(capsys):
+    assert main(["list", "scenarios", "--json"]) == 0
+    rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert rows["symmetric-pair"]["params"]["m"] == {"help": rows["symmetric-pair"]["params"]["m"]["help"],
+                                                     "required": True, "default": None}
+
+
+def test_output_cut_short_by_its_reader_is_not_reported_as_an_io_failure():
+    # stdout is a pipe whose reader has gone ('privbench list learners | head -n 1'), deterministically
+    prog = ("import os, sys\n"
+            "r, w = os.pipe(); os.close(r); os.dup2(w, 1)\n"
+            "from privbench.bench.cli import main\n"
+            "rc = main(['list', 'learners'])\n"
+            "sys.stderr.write(f'rc={rc}\\n')\n")
+    proc = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True)
+    assert proc.stderr == "rc=141\n"
