@@ -59,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: for the next command a run suggests
     try:
         return int(args.func(args) or 0)
     except InputError as exc:
