@@ -14,6 +14,8 @@ from privbench.datasets.errors import InputError
 
 EXIT_BAD_INPUT = 2
 EXIT_CHECK_FAILED = 1
+#: ``privbench compare``: B is worse than A beyond noise on some point (``--fail-on worse``).
+EXIT_COMPARE_WORSE = 1
 #: ``privbench run`` finished, but a case failed, timed out or was stored inconsistent.
 EXIT_CASES_FAILED = 1
 #: A file or directory could not be read or written (a full disk, a permission): EX_IOERR of sysexits.h.
