@@ -7,7 +7,7 @@ budget); a point that overshoots its budget by more than its tolerance
 (:func:`_overshoot_tol`: the measurement's and the learner's finite-sample error)
 is a failure of its own and never a baseline.
 
-A baseline file (``results/baselines/<suite>.json``) holds, for every point of a
+A baseline file holds, for every point of a
 suite (experiment, scenario, observation, privacy, family, budget), each suite
 learner's mean strict gap over the repetitions with a tolerance (``by_learner``),
 and the best of them as the reference.  ``privbench check --learner X`` runs the
@@ -66,7 +66,20 @@ def _stats(g: pd.DataFrame) -> dict[str, Any]:
     return {"gap": float(gaps.mean()), "tol": max(TOL_FLOOR, 3 * se), "reps": len(gaps)}
 
 
-def default_baseline_file(suite: str) -> Path:
+#: Where the shipped suites' baselines live: package data ``baselines/<suite>.json`` of this package.
+BASELINES_PACKAGE, BASELINES_DIR = "privbench.bench.suites", "baselines"
+
+
+def default_baseline_file(suite: str, shipped: bool | None = None) -> Path:
+    """The baseline file of ``suite``: package data for a shipped suite (found from any working directory,
+    :mod:`importlib.resources`), else ``results/baselines/<suite>.json`` under the working directory.
+    ``shipped``: whether ``suite`` is a shipped suite (default: whether its name is one's)."""
+    from importlib import resources
+
+    from .suites import packaged_suites
+
+    if suite in packaged_suites() if shipped is None else shipped:
+        return Path(str(resources.files(BASELINES_PACKAGE) / BASELINES_DIR / f"{suite}.json"))
     return Path("results") / "baselines" / f"{suite}.json"
 
 
@@ -105,8 +118,9 @@ def write_baselines(data: dict[str, Any], path: str | os.PathLike) -> Path:
 def read_baselines(path: str | os.PathLike) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"baseline file {str(path)!r} does not exist (make one with 'privbench check "
-                         "--write-baselines')")
+        raise InputError(f"baseline file {str(path)!r} does not exist (to make it, 'privbench check "
+                         "--write-baselines' runs the suite's own learners and blesses their results as the "
+                         "baselines)")
     try:
         data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
     except RecursionError:

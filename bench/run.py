@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -34,8 +35,10 @@ from privbench.datasets.validate import check_int
 
 from .artifacts import MECHANISMS_DIR
 from .backends import BACKENDS, Job, default_jobs
+from .eta import CostETA, learner_trains
 from .execute import execute_case, score_budget
 from .records import Record, failure_rows, now, provenance
+from .scores import overshoot_tolerance
 from .store import ResultsDir, case_ids_present, new_run_id
 from .suites import Case
 
@@ -56,6 +59,17 @@ class RunSummary:
     busy: int = 0
     wall_s: float = 0.0
     failures: list[str] = field(default_factory=list)
+    #: Successful rows carrying each flag (:data:`FLAGS`); a row may carry several.
+    flags: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FLAGS, 0))
+
+    def flag_line(self) -> str:
+        """The flags of this run's successful rows, e.g. ``flags: 2 overshoot, 0 below-bound, ...``."""
+        return "flags: " + ", ".join(f"{self.flags.get(k, 0)} {k}" for k in FLAGS) + (
+            f" (see 'privbench report {shlex.quote(str(self.out))}')" if any(self.flags.values()) else "")
+
+    def not_ok(self) -> int:
+        """Rows of this run that failed, timed out or were stored inconsistent."""
+        return sum(n for status, n in self.counts.items() if status != "ok")
 
     def line(self) -> str:
         c = self.counts
@@ -75,33 +89,68 @@ class RunSummary:
         self.rows += len(rows)
         for r in rows:
             self.counts[r["status"]] = self.counts.get(r["status"], 0) + 1
+            if r["status"] == "ok":
+                for k, v in row_flags(r).items():
+                    self.flags[k] = self.flags.get(k, 0) + int(v)
             if r["status"] != "ok" and len(self.failures) < 20:
                 self.failures.append(f"{r['status']}: {case.label()} budget {r['budget']:g}: {r['error']}")
 
 
-class Progress:
-    """A progress bar with ETA on stderr (tqdm on a terminal; one line per case otherwise)."""
+#: What a successful row may be flagged for: overshooting its budget beyond the statistical tolerance
+#: (:func:`~privbench.bench.scores.overshoot_tolerance`), leakage below the bound (an evaluator failure),
+#: leakage evaluators that disagree (the headline corroborated by no other evaluator).
+FLAGS = ("overshoot", "below-bound", "evaluators-disagree")
 
-    def __init__(self, total: int, mode: str) -> None:
-        self.total, self.done, self.mode, self.t0 = total, 0, mode, time.perf_counter()
+
+def row_flags(r: dict[str, Any]) -> dict[str, bool]:
+    """The :data:`FLAGS` of one stored row (as the report's flags table marks them)."""
+    over = r.get("overshoot")
+    try:
+        overshoots = isinstance(over, (int, float)) and math.isfinite(over) and over > overshoot_tolerance(r)
+    except (KeyError, TypeError, ValueError):
+        overshoots = False
+    return {"overshoot": bool(overshoots), "below-bound": set_flag(r.get("below_bound")),
+            "evaluators-disagree": set_flag(r.get("evaluators_disagree"))}
+
+
+def set_flag(v: Any) -> bool:
+    """A stored boolean flag: True only for a true boolean (None and NaN, a missing value, are not set)."""
+    return v is not None and not isinstance(v, float) and bool(v)
+
+
+class Progress:
+    """A progress bar with a cost-weighted ETA (:class:`~privbench.bench.eta.CostETA`) on stderr
+    (tqdm on a terminal; one line per case otherwise)."""
+
+    def __init__(self, cases: list[Case], mode: str, workers: int | None = None) -> None:
+        self.total, self.done, self.mode, self.t0 = len(cases), 0, mode, time.perf_counter()
+        self.eta = CostETA(cases, workers=workers) if mode != "none" else None
         self.bar = None
         if mode == "bar":
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, unit="case", file=sys.stderr, dynamic_ncols=True, desc="privbench run")
+            self.bar = tqdm(total=self.total, unit="case", file=sys.stderr, dynamic_ncols=True, desc="privbench run",
+                            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")
 
     def update(self, case: Case, rows: list[dict[str, Any]]) -> None:
         self.done += 1
+        if self.eta is None:
+            return
+        walls = [r.get("wall_time_s") for r in rows]
+        measured = all(isinstance(w, (int, float)) and math.isfinite(w) for w in walls) and walls
+        self.eta.finished(case.key, sum(walls) if measured else None)  # type: ignore[arg-type]
+        el = time.perf_counter() - self.t0
+        left = self.eta.eta(el)
+        eta = "?" if left is None else hms(left)
         statuses = sorted({r["status"] for r in rows})
         if self.bar is not None:
-            self.bar.set_postfix_str(f"{case.learner} {case.scenario} {'/'.join(statuses)}", refresh=False)
+            self.bar.set_postfix_str(f"ETA {eta}; {case.learner} {case.scenario} {'/'.join(statuses)}",
+                                     refresh=False)
             self.bar.update(1)
-        elif self.mode == "lines":
-            el = time.perf_counter() - self.t0
-            eta = el / self.done * (self.total - self.done)
+        else:
             err = next((r.get("error") for r in rows if r.get("error")), "")
             sys.stderr.write(f"[{self.done}/{self.total}] {'/'.join(statuses):<7} {case.label()}  "
-                             f"elapsed {hms(el)} ETA {hms(eta)}" + (f"  ({err[:120]})" if err else "") + "\n")
+                             f"elapsed {hms(el)} ETA {eta}" + (f"  ({err[:120]})" if err else "") + "\n")
             sys.stderr.flush()
 
     def close(self) -> None:
@@ -117,12 +166,7 @@ def hms(s: float) -> str:
 
 def cost_rank(case: Case) -> int:
     """0 for learners that train (they declare tiny ``test_params``), 1 for fixed baselines."""
-    from privbench.learners import resolve_learner
-
-    try:
-        return 0 if resolve_learner(case.learner).test_params else 1
-    except Exception:  # noqa: BLE001 - validated when the suite was built
-        return 1
+    return 0 if learner_trains(case.learner) else 1
 
 
 def check_options(backend: str, scheduler: str | None, jobs: Any, timeout: Any, device: str) -> int:
@@ -267,7 +311,8 @@ def run_cases(cases: Iterable[Case], out: str | os.PathLike, *, suite: str = "ad
                 "jobs": jobs, "device": device, "timeout_s": timeout, "cases_total": len(cases),
                 "cases_skipped": skipped, "status": "running", "pid": os.getpid(), **provenance()}
     store.write_manifest(run_id, manifest)
-    bar = Progress(len(todo), progress or ("bar" if sys.stderr.isatty() else "lines"))
+    bar = Progress(todo, progress or ("bar" if sys.stderr.isatty() else "lines"),
+                   workers=jobs if backend == "local" or not scheduler else None)
     writer = Writer(store, summary, bar, retry_failed)
     t0 = time.perf_counter()
     status = "interrupted"

@@ -21,10 +21,11 @@ import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from scipy import stats
 
 from privbench.datasets.errors import InputError
 from privbench.datasets.vocabulary import BOUND_KINDS
+
+from .stats import t_interval
 
 REASON_EXACT = "evaluator or bug: below the exact optimum"
 REASON_FAMILY = "below the family bound (a learner outside the family may legitimately beat it)"
@@ -193,11 +194,7 @@ def aggregate(values: Sequence[float]) -> tuple[float, float, float]:
     if not np.all(np.isfinite(v)):
         with np.errstate(invalid="ignore"):
             return (float(v.sum()), math.nan, math.nan)
-    mean = float(v.mean())
-    if v.size == 1:
-        return (mean, math.nan, math.nan)
-    half = float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    return (mean, mean - half, mean + half)
+    return t_interval(v)
 
 
 def strict_gap(leakage: Any, optimum_at_distortion: Any, optimum_at_budget: Any) -> Any:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from privbench.datasets.errors import InputError
+from privbench.datasets.files import make_default_mode
 from privbench.datasets.vocabulary import STATUSES
 
 from .parts import DIGEST_KEY, check_part_values, content_digest
@@ -196,6 +197,7 @@ class ResultsDir:
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", suffix=".parquet", dir=self.records_dir)
             try:
+                make_default_mode(fd)  # 0644 under umask 022, not mkstemp's 0600
                 with os.fdopen(fd, "wb") as fh:
                     pq.write_table(table, fh, write_page_checksum=True)
                     fh.flush()
@@ -334,6 +336,7 @@ def _fsynced_temp(directory: Path, text: str) -> str:
     """A complete temporary file holding ``text`` in ``directory``, flushed to disk; its path."""
     fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.getpid()}-", dir=directory)
     try:
+        make_default_mode(fd)  # 0644 under umask 022, not mkstemp's 0600
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

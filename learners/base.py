@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from privbench.datasets.errors import InputError
+from privbench.datasets.files import make_default_mode
 from privbench.datasets.validate import check_budgets, check_choice  # noqa: F401 - re-exported for learners
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
@@ -129,6 +130,7 @@ class Mechanism(ABC):
         path = Path(path)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".pt", dir=path.parent)
         try:
+            make_default_mode(fd)  # 0644 under umask 022, not mkstemp's 0600
             with os.fdopen(fd, "wb") as fh:
                 fh.write(buf.getvalue())
             os.replace(tmp, path)

@@ -18,16 +18,21 @@ def add_check(sub: Any) -> None:
     """Add the ``check`` command to the sub-parsers ``sub``."""
     chk = sub.add_parser("check", help="regression-test a learner against stored baselines (exit 1 on regression)",
                          description="Run a suite with LEARNER in place of the suite's learners (every experiment "
-                                     "it serves) and compare each point's mean gap with results/baselines/"
-                                     "SUITE.json. Exit 0: all within tolerance; 1: a regression (listed); 2: bad input.")
+                                     "it serves) and compare each point's mean strict gap with the suite's baselines "
+                                     "(shipped with privbench for the shipped suites). Exit 0: all within tolerance; "
+                                     "1: a regression (listed); 2: bad input.")
     chk.add_argument("--learner", metavar="NAME|module:Class", help="learner to check (registered or module:Class)")
-    chk.add_argument("--learner-param", type=param, action="append", default=[], metavar="NAME=VALUE")
+    chk.add_argument("--learner-param", type=param, action="append", default=[], metavar="NAME=VALUE",
+                     help="hyper-parameter of the checked learner (repeatable; see 'privbench list learners')")
     chk.add_argument("--suite", default="regression", help="suite to run (default: regression)")
-    chk.add_argument("--baselines", metavar="FILE", help="baseline file (default: results/baselines/SUITE.json)")
+    chk.add_argument("--baselines", metavar="FILE", help="baseline file (default: the shipped baselines of a shipped suite, found "
+                                                         "from any directory; else results/baselines/SUITE.json)")
     chk.add_argument("--out", metavar="DIR", help="keep the run's results here (default: a temporary directory)")
     chk.add_argument("--resume", action="store_true", help="continue a run in --out")
-    chk.add_argument("--jobs", type=count_type("--jobs", 1, MAX_JOBS), default=None, metavar="N")
-    chk.add_argument("--device", choices=DEVICES, default="cpu")
+    chk.add_argument("--jobs", type=count_type("--jobs", 1, MAX_JOBS), default=None, metavar="N",
+                     help="parallel worker processes (default: the CPU cores available)")
+    chk.add_argument("--device", choices=DEVICES, default="cpu",
+                     help="where the learner trains (default cpu, as the baselines were made)")
     chk.add_argument("--write-baselines", action="store_true",
                      help="instead of checking: run the suite's own learners and write the baseline file")
     chk.set_defaults(func=cmd_check)
@@ -42,7 +47,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     command = command_line(sys.argv)
     suite = checked_suite(args)
-    baseline_file = Path(args.baselines) if args.baselines else default_baseline_file(suite.name)
+    from privbench.bench.suites import packaged_suites
+
+    shipped = args.suite in packaged_suites()  # a name, not a path to a YAML file
+    baseline_file = Path(args.baselines) if args.baselines else default_baseline_file(suite.name, shipped)
     baselines = None if args.write_baselines else read_baselines(baseline_file)
     with tempfile.TemporaryDirectory(prefix="privbench-check-") as tmp:
         out = args.out or os.path.join(tmp, "run")

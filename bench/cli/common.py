@@ -8,12 +8,14 @@ import shlex
 import stat
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from privbench.datasets.errors import InputError
 
 EXIT_BAD_INPUT = 2
 EXIT_CHECK_FAILED = 1
+#: ``privbench compare``: B is worse than A beyond noise on some point (``--fail-on worse``).
+EXIT_COMPARE_WORSE = 1
 #: ``privbench run`` finished, but a case failed, timed out or was stored inconsistent.
 EXIT_CASES_FAILED = 1
 #: A file or directory could not be read or written (a full disk, a permission): EX_IOERR of sysexits.h.
@@ -24,7 +26,16 @@ DEVICES = ("auto", "cpu", "cuda")
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse that reports a usage error as one line and exits with 2."""
+    """argparse that reports a usage error as one line and exits with 2.
+
+    Abbreviated long options are refused (``allow_abbrev=False``) on this parser and,
+    since the sub-parsers are made with this class, on every sub-parser: ``run --seed 3``
+    must not silently mean ``run --seeds 3``.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")

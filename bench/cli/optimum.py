@@ -31,6 +31,7 @@ def add_list(sub: Any) -> None:
     """Add the ``list`` command to the sub-parsers ``sub``."""
     lst = sub.add_parser("list", help="list registered things")
     lst.add_argument("what", choices=tuple(LISTERS), help="what to list")
+    lst.add_argument("--json", action="store_true", help="one JSON object per entry, one per line (as 'optimum --json')")
     lst.set_defaults(func=cmd_list)
 
 
@@ -105,14 +106,20 @@ def print_optimum_table(scenario: Any, rows: list[dict[str, Any]], privacy: str,
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """Print the registered scenarios (with their parameters) or learners."""
-    return LISTERS[args.what]()
+    """Print the registered scenarios (with their parameters) or learners; JSON lines with ``--json``."""
+    return LISTERS[args.what](args.json)
 
 
-def list_scenarios() -> int:
+def list_scenarios(as_json: bool = False) -> int:
     """Print every scenario with its parameters and their defaults."""
     from privbench.datasets.scenarios import SCENARIOS
 
+    if as_json:
+        for name, cls in SCENARIOS.items():
+            params = {p.name: {"help": p.help, "required": bool(p.required),
+                               "default": None if p.required else p.default} for p in cls.PARAMS}
+            print(json.dumps({"name": name, "summary": cls.summary, "params": params}, default=str))
+        return 0
     for name, cls in SCENARIOS.items():
         print(f"{name}: {cls.summary}")
         for p in cls.PARAMS:
@@ -121,17 +128,50 @@ def list_scenarios() -> int:
     return 0
 
 
-def list_learners() -> int:
-    """Print every learner (tasks, observations, privacy metrics, class), then plug-ins that failed to load."""
+def list_learners(as_json: bool = False) -> int:
+    """Print every learner (tasks, observations, privacy metrics, class, hyper-parameters with their
+    defaults), then plug-ins that failed to load; with ``as_json`` one JSON object per learner."""
+    import textwrap
+
     from privbench.learners import available, plugin_errors
 
     for name, cls in available().items():
+        params = hyper_parameters(cls)
+        if as_json:
+            print(json.dumps({"name": name, "summary": cls.summary, "class": f"{cls.__module__}.{cls.__qualname__}",
+                              "tasks": list(cls.serves), "observations": list(cls.observations),
+                              "privacies": list(cls.privacies), "params": params}, default=repr))
+            continue
         print(f"{name}: {cls.summary}")
         print(f"    tasks: {', '.join(cls.serves)}; observation: {', '.join(cls.observations)}; "
               f"privacy: {', '.join(cls.privacies)}  ({cls.__module__}.{cls.__qualname__})")
+        shown = ", ".join(f"{k}={v!r}" for k, v in params.items()) or "none"
+        print(textwrap.fill(f"hyper-parameters: {shown}", width=110, initial_indent="    ",
+                            subsequent_indent="        ", break_on_hyphens=False))
     for name, err in plugin_errors().items():
-        print(f"{name}: FAILED TO LOAD ({err})")
+        print(json.dumps({"name": name, "error": str(err)}) if as_json else f"{name}: FAILED TO LOAD ({err})")
+    if not as_json:
+        print("(set with --learner-param NAME=VALUE; None: chosen from the schedule and the task)")
     return 0
+
+
+def hyper_parameters(cls: type) -> dict[str, Any]:
+    """A learner class's hyper-parameters and defaults: the keyword arguments of its ``__init__``."""
+    import inspect
+
+    sig = inspect.signature(cls.__init__)
+    return {k: (REQUIRED if p.default is inspect.Parameter.empty else p.default) for k, p in sig.parameters.items()
+            if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+
+class Required:
+    """The "default" of a hyper-parameter without one: shown as ``REQUIRED``."""
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED = Required()
 
 
 #: What ``privbench list`` lists, in the order of its choices.

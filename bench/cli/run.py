@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from typing import Any
 
@@ -132,10 +133,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     for line in summary.failures:
         print(f"  {line}")
     print(summary.line())
+    print(summary.flag_line())
     if args.csv is not None:
         print(f"CSV: {export_csv(out, os.path.join(out, 'results.csv') if args.csv is True else args.csv)}")
-    bad = sum(n for status, n in summary.counts.items() if status != "ok")
-    return EXIT_CASES_FAILED if bad else 0
+    for line in next_commands(args, out, summary.not_ok()):
+        print(line)
+    return EXIT_CASES_FAILED if summary.not_ok() else 0
+
+
+def next_commands(args: argparse.Namespace, out: str, not_ok: int) -> list[str]:
+    """What to run next: the report, and the same run with --resume --retry-failed when a case failed."""
+    lines = [f"next: privbench report {shlex.quote(out)}"]
+    if not_ok:
+        argv = [a for a in getattr(args, "argv", []) if a not in ("--resume", "--retry-failed")]
+        if args.out is None:
+            argv += ["--out", out]
+        lines.append("rerun what failed: " + command_line(["privbench", *argv, "--resume", "--retry-failed"]))
+    return lines
 
 
 def chosen_suite(args: argparse.Namespace) -> Any:

@@ -9,12 +9,12 @@ from typing import Any
 
 import pandas as pd
 
-from .tables import t95
+from ..stats import t_half_width
 
 
 def ci95(v: pd.Series) -> float:
-    v = v.astype(float).dropna()
-    return float(t95(len(v)) * v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else float("nan")
+    """Half-width of the 95% t-interval of ``v``'s mean (:func:`privbench.bench.stats.t_half_width`)."""
+    return t_half_width(v.astype(float))
 
 
 def pm(mean: float, ci: float, fmt: str = ".4f") -> str:

@@ -3,20 +3,16 @@ points without a known optimum, flags, timings; and the one-paragraph summary.""
 
 from __future__ import annotations
 
-import math
 import pandas as pd
 
 from ..scores import overshoot_tolerance
+from ..stats import t_half_width
 
 GROUP = ["scenario", "scenario_id", "observation", "privacy", "family"]
 POINT = GROUP + ["learner", "budget", "n_train"]
 UNIT_LABEL = {"mi": "I(S;Z) [nats]", "map": "MAP adversary accuracy", "chi2": "chi-square information"}
 
 
-def t95(n: int) -> float:
-    from scipy.stats import t
-
-    return float(t.ppf(0.975, n - 1)) if n > 1 else float("nan")
 
 
 def aggregate_points(df: pd.DataFrame) -> pd.DataFrame:
@@ -36,12 +32,11 @@ def aggregate_points(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for key, g in ok.groupby(POINT, dropna=False, sort=True):
         n = len(g)
-        t = t95(n)
         row = dict(zip(POINT, key))
         for col in ("leakage", "distortion", "gap"):
             v = g[col].astype(float)
             row[col] = float(v.mean())
-            row[f"{col}_ci"] = float(t * v.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
+            row[f"{col}_ci"] = t_half_width(v) if n > 1 else float("nan")
         row.update(n=n, gap_worst=float(g["gap"].max()), below_bound=int(g["below_bound"].sum()),
                    overshoot=float(g["overshoot"].max()), train_time_s=float(g["train_time_s"].mean()),
                    leakage_evaluator=", ".join(sorted(set(g["leakage_evaluator"].astype(str)))),

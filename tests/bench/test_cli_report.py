@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -78,6 +79,7 @@ def test_check_passes_for_the_baseline_learner_and_fails_for_worse_ones(tmp_path
                  "--jobs", "1"]) == 1
     out = capsys.readouterr().out
     assert "REGRESSION:" in out and "exceeds reference plugin" in out
+    assert "write-baselines" not in out  # a failed check never suggests blessing the run
     # the constant release has no leakage but overshoots every budget: a failure too
     assert main(["check", "--learner", "constant", "--suite", str(suite), "--baselines", str(base),
                  "--jobs", "1"]) == 1
@@ -119,7 +121,7 @@ def test_assert_near_optimal_does_not_excuse_an_unused_budget():
                             n_train=1000, n_eval=1000)
 
 
-BASELINES = __import__("pathlib").Path(__file__).resolve().parents[2] / "results" / "baselines" / "regression.json"
+BASELINES = Path(__file__).resolve().parents[2] / "bench" / "suites" / "baselines" / "regression.json"
 
 
 def test_committed_regression_baselines_cover_the_regression_suite():
