@@ -103,6 +103,7 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     from privbench.theory.optimum import curve, optimum
 
     from .evaluators import inconsistency
+    from .guarantee import guarantee_fields
 
     evals = evaluate(mech, sc, case.observation, case.privacy, n_eval=case.n_eval, seed=case.eval_seed,
                      evaluators=case.evaluators, cross_check=False)
@@ -111,6 +112,7 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     if out.get("status") == "failed":
         return out
     leak, dist = headline(evals, case.privacy), headline(evals, "distortion")
+    out.update(guarantee_fields(sc, case.privacy, leak.value))
     if not sc.has_optimum:  # labelled data: a learned point with no optimum to score
         return {**out, **no_bound_fields(max(0.0, float(dist.value) - float(budget)))}
     opt = optimum(sc, budget, case.privacy, case.observation, case.family)
