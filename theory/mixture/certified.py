@@ -15,7 +15,7 @@ limit, keeping the smallest upper and the largest lower end met on the way (each
 valid on its own).  The width achieved is part of the result: it is NOT always
 below ``tol`` (MI converges only to first order in the bin width).
 
-Grid steps are in units of min(sigma0, sigma1).  The radius of kept (cell, bin)
+Grid steps are in units of the smallest component sd (min(sigma0, sigma1) for ``binary-gmm``).  The radius of kept (cell, bin)
 pairs is ``max(8, 2 sqrt(D / min(prior, 1 - prior)) + 2)`` such units (the pure
 shift of GAP Theorem 3 moves at most sqrt(D / (prior (1-prior))) ); mass moved
 further is allowed in the relaxation at cost radius^2 (reported as ``far_mass``).
@@ -37,6 +37,7 @@ from .achievable import achievable
 from .discretize import discretize
 from .relaxation import relaxation
 from .interpolate import sandwich_at
+from .model import min_sd
 from .stored import stored_curve, stored_sandwich
 
 __all__ = ["CERTIFIED", "LEVELS", "METHOD", "TOL", "certified_optimum", "certified_sandwich"]
@@ -55,7 +56,7 @@ LEVELS = (
 
 def pair_radius(sc: BinaryGMM, budget: float) -> float:
     """Radius (in units of min sd) of the kept (cell, bin) pairs at budget D."""
-    unit = min(sc.sigma0, sc.sigma1)
+    unit = min_sd(sc)
     return max(8.0, 2.0 * np.sqrt(budget / min(sc.prior, 1 - sc.prior)) / unit + 2.0)
 
 
@@ -67,7 +68,8 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
 
     Parameters
     ----------
-    sc : BinaryGMM
+    sc : BinaryGMM or ComponentMixture
+        The binary mixture, or any binary-S mixture of 1-D Gaussians (:mod:`.model`).
     budget : float
         D > 0 (mean squared error).
     privacy : {"map", "mi"}
@@ -100,7 +102,7 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
         raise InputError(f"observation={observation!r} is unknown (allowed: useful, full)")
     if not budget > 0:
         raise InputError(f"budget={budget!r} must be > 0 for the certified sandwich")
-    unit = min(sc.sigma0, sc.sigma1)
+    unit = min_sd(sc)
     radius = pair_radius(sc, budget) * unit
     start = time.perf_counter()
     # trivial lower ends: MAP accuracy >= max prior, I(S;Z) >= 0
