@@ -102,7 +102,9 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     """
     from privbench.theory.optimum import curve, optimum
 
+    from .beside import beside_fields
     from .evaluators import inconsistency
+    from .guarantee import guarantee_fields
 
     evals = evaluate(mech, sc, case.observation, case.privacy, n_eval=case.n_eval, seed=case.eval_seed,
                      evaluators=case.evaluators, cross_check=False)
@@ -111,6 +113,7 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     if out.get("status") == "failed":
         return out
     leak, dist = headline(evals, case.privacy), headline(evals, "distortion")
+    out.update(guarantee_fields(sc, case.privacy, leak.value))
     if not sc.has_optimum:  # labelled data: a learned point with no optimum to score
         return {**out, **no_bound_fields(max(0.0, float(dist.value) - float(budget)))}
     opt = optimum(sc, budget, case.privacy, case.observation, case.family)
@@ -128,6 +131,8 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
                optimum_at_distortion=float(s["optimum_at_distortion"]), gap=float(s["gap"]),
                overshoot=float(s["overshoot"]), below_bound=bool(s["below_bound"]),
                below_bound_reason=s.get("below_bound_reason"), status="ok", error=None)
+    if not np.isnan(dist.value):
+        out.update(beside_fields(sc, case.privacy, case.observation, budget, float(dist.value), opt, lower_at))
     reason = inconsistency(evals)
     if reason is not None:  # scored from the releases only; the mechanism's description failed its test
         out.update(status="inconsistent", error=reason)

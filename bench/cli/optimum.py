@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from privbench.bench.cli.common import budget, param, unique_params
+from privbench.datasets.errors import InputError
 from privbench.datasets.vocabulary import OBSERVATIONS, PRIVACIES
 
 
@@ -24,6 +25,12 @@ def add_optimum(sub: Any) -> None:
                      help="what the mechanism observes: U only (useful) or (S, U) (full)")
     opt.add_argument("--family", default=None, help="mechanism family (binary-gmm only)")
     opt.add_argument("--json", action="store_true", help="one JSON object per budget, one per line")
+    opt.add_argument("--guarantee", action="store_true",
+                     help="also the (eps, delta)-IP the optimal leakage gives (Wang & Tay Theorem 1: mi -> KL, "
+                          "chi2 -> chi-square, map -> TV for binary S), and strong IP / weak DP where the "
+                          "optimal mechanism's joint is known")
+    opt.add_argument("--eps", type=eps_value, default=1.0, metavar="EPS",
+                     help="IP budget eps of --guarantee (default 1; DP is stated at 2 eps)")
     opt.set_defaults(func=cmd_optimum)
 
 
@@ -43,6 +50,9 @@ def cmd_optimum(args: argparse.Namespace) -> int:
     scenario = make_scenario(args.scenario, unique_params("--param", args.param))
     privacy, observation, family = resolve(scenario, args.privacy, args.observation, args.family)
     rows = optimum_rows(scenario, args.budget, privacy, observation, family)
+    if args.guarantee:
+        for row in rows:
+            row["guarantee"] = optimum_guarantee(scenario, row, args.eps)
     if args.json:
         for row in rows:
             print(json.dumps(row, sort_keys=False))
@@ -101,8 +111,60 @@ def print_optimum_table(scenario: Any, rows: list[dict[str, Any]], privacy: str,
         value = f"{row['optimum']:.6f}" + (f" (lower {row['lower']:.6f})" if "lower" in row else "")
         table.append((f"{row['budget']:g}", value, row["bound_kind"], row["method"]))
     widths = [max(len(r[i]) for r in table) for i in range(3)]
-    for r in table:
+    for r, row in zip(table, [None, *rows]):
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[3])
+        if row is not None and "guarantee" in row:
+            print("    " + guarantee_text(row["guarantee"]))
+
+
+def eps_value(text: str) -> float:
+    """``--eps``: a finite number >= 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--eps {text!r} is not a number (finite, >= 0)") from None
+    if not 0 <= v < float("inf"):
+        raise argparse.ArgumentTypeError(f"--eps {text!r} must be finite and >= 0")
+    return v
+
+
+def optimum_guarantee(scenario: Any, row: dict[str, Any], eps: float) -> dict[str, Any]:
+    """The guarantee of one optimum row: Theorem 1 from its leakage; with a finite optimal channel,
+    also strong IP (Corollary 1), weak DP (Lemma 1) and the exact deltas of its joint P(S, Z).
+
+    Raises InputError where the metric gives none (``map`` with |S| > 2).
+    """
+    import numpy as np
+
+    from privbench.bench.guarantee import scenario_priors
+    from privbench.theory.guarantees import joint_guarantee, leakage_guarantee
+    from privbench.theory.measures import release_joint
+
+    privacy, priors = row["privacy"], scenario_priors(scenario)
+    try:
+        out = leakage_guarantee(privacy, row["optimum"], eps, priors)
+    except InputError as exc:
+        raise InputError(f"--guarantee: {exc}") from None
+    out["of"] = "the achievable end" if row["bound_kind"] == "certified" else f"the {row['bound_kind']} optimum"
+    mech = row.get("mechanism") or {}
+    if mech.get("type") == "finite-channel" and priors is not None:
+        p_sz = release_joint(scenario.joint(), np.asarray(mech["channel"]), mech["observation"]).sum(axis=1)
+        joint = joint_guarantee(p_sz, privacy, eps)
+        out.update({k: v for k, v in joint.items() if k.startswith(("strong", "dp", "exact"))})
+        out["joint_level"] = joint["level"]
+    return out
+
+
+def guarantee_text(g: dict[str, Any]) -> str:
+    """One line: the IP of the leakage, and the strong IP / DP / exact deltas where known."""
+    text = (f"guarantee of {g['of']}: ({g['eps']:g}, {g['delta']:.4g})-IP [{g['source']}, "
+            f"{g['divergence']} level {g['level']:.4g}]")
+    if "dp_eps" in g:
+        text += (f"; mechanism: strong ({g['eps']:g}, {g['strong_ip_delta']:.4g})-IP and "
+                 f"({g['dp_eps']:g}, {g['dp_delta']:.4g})-DP [Corollary 1 + Lemma 1]; exact deltas: "
+                 f"IP {g['exact_ip_delta']:.4g} and strong IP {g['exact_strong_ip_delta']:.4g} at eps {g['eps']:g}, "
+                 f"DP {g['exact_dp_delta']:.4g} at eps {g['dp_eps']:g}")
+    return text
 
 
 def cmd_list(args: argparse.Namespace) -> int:

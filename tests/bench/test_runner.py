@@ -18,6 +18,7 @@ from privbench.bench.run import execute_case, run_cases
 from privbench.bench.store import read_records
 from privbench.bench.suites import load_suite, make_case
 from privbench.datasets import make_scenario, task_for
+from privbench.theory.guarantees import ip_delta_bound
 from privbench.theory import curve
 from privbench.theory.measures import scenario_channel_measures
 
@@ -92,6 +93,8 @@ def test_execute_case_scores_against_theory_and_is_deterministic():
                                                              abs=1e-9)
         assert row["gap"] == pytest.approx(row["leakage"] - row["optimum_at_distortion"], abs=1e-9)
         assert row["seed"] == case.seed and row["case_id"] == case.case_id(row["budget"])
+        assert row["guarantee_kind"] == "ip-kl" and row["guarantee_eps"] == 1.0  # Theorem 1(b) of the leakage
+        assert row["guarantee_delta"] == pytest.approx(ip_delta_bound(exact["mi"], 1.0, "kl"), abs=1e-9)
         for key in ("privbench_version", "git_commit", "torch_version", "numpy_version", "host", "device"):
             assert row[key]
     again = execute_case(case, "cpu")

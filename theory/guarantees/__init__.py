@@ -29,16 +29,19 @@ The chi-square level ``chi2_information`` is :func:`privbench.theory.measures.ch
 (re-exported here beside :func:`tv_information` and :func:`kl_information`).
 
 Modules: ``checks.py`` (validation), ``exact.py`` (exact quantities),
-``bounds.py`` (the paper's bounds and :func:`guarantees`).
+``bounds.py`` (the paper's bounds and :func:`guarantees`), ``metric.py`` (which privbench
+privacy metric gives which guarantee: :func:`leakage_guarantee`, :func:`joint_guarantee`).
 """
 
 from ..measures import chi2_information
 from .bounds import SOURCES, dp_from_strong_ip, guarantees, ip_delta_bound, ip_tail_bounds, strong_ip_delta_bound
 from .checks import DIVERGENCES, RTOL
+from .metric import METRIC_DIVERGENCE, joint_guarantee, leakage_guarantee, map_tv_bound
 from .exact import dp_delta, ip_delta, ip_tails, kl_information, strong_divergences, strong_ip_delta, tv_information
 
 __all__ = [
-    "DIVERGENCES", "RTOL", "SOURCES", "chi2_information", "dp_delta", "dp_from_strong_ip", "guarantees",
-    "ip_delta", "ip_delta_bound", "ip_tail_bounds", "ip_tails", "kl_information", "strong_divergences",
+    "DIVERGENCES", "METRIC_DIVERGENCE", "RTOL", "SOURCES", "chi2_information", "dp_delta", "dp_from_strong_ip", "guarantees",
+    "ip_delta", "ip_delta_bound", "ip_tail_bounds", "ip_tails", "joint_guarantee", "kl_information",
+    "leakage_guarantee", "map_tv_bound", "strong_divergences",
     "strong_ip_delta", "strong_ip_delta_bound", "tv_information",
 ]

@@ -7,8 +7,9 @@ The certified sandwich over ALL mechanisms (map and mi, ``family="certified"``):
 ``cells.py`` (cells/bins, truncated-normal moments, density-ratio facts),
 ``discretize.py`` (the shared discretised model), ``achievable.py`` (upper end),
 ``relaxation.py`` (lower end), ``conic.py`` (Clarabel with dual objective),
-``certified.py`` (refinement, :func:`certified_optimum`) and ``table.py`` (the
-committed table).
+``certified.py`` (refinement, :func:`certified_optimum`), ``table.py`` (the
+committed table), ``stored.py`` (reading it), ``interpolate.py`` (a bracket at any
+budget from the stored ones) and ``identity.py`` (I(S; U), the identity release).
 
 Model (:class:`~privbench.datasets.BinaryGMM`): S ~ Bern(prior),
 U | S=0 ~ N(-mu, sigma0^2), U | S=1 ~ N(mu, sigma1^2).  Privacy is the accuracy

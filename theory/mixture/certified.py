@@ -15,7 +15,7 @@ limit, keeping the smallest upper and the largest lower end met on the way (each
 valid on its own).  The width achieved is part of the result: it is NOT always
 below ``tol`` (MI converges only to first order in the bin width).
 
-Grid steps are in units of min(sigma0, sigma1).  The radius of kept (cell, bin)
+Grid steps are in units of the smallest component sd (min(sigma0, sigma1) for ``binary-gmm``).  The radius of kept (cell, bin)
 pairs is ``max(8, 2 sqrt(D / min(prior, 1 - prior)) + 2)`` such units (the pure
 shift of GAP Theorem 3 moves at most sqrt(D / (prior (1-prior))) ); mass moved
 further is allowed in the relaxation at cost radius^2 (reported as ``far_mass``).
@@ -36,7 +36,9 @@ from ..base import Optimum
 from .achievable import achievable
 from .discretize import discretize
 from .relaxation import relaxation
-from .stored import stored_sandwich
+from .interpolate import sandwich_at
+from .model import min_sd
+from .stored import stored_curve, stored_sandwich
 
 __all__ = ["CERTIFIED", "LEVELS", "METHOD", "TOL", "certified_optimum", "certified_sandwich"]
 
@@ -54,7 +56,7 @@ LEVELS = (
 
 def pair_radius(sc: BinaryGMM, budget: float) -> float:
     """Radius (in units of min sd) of the kept (cell, bin) pairs at budget D."""
-    unit = min(sc.sigma0, sc.sigma1)
+    unit = min_sd(sc)
     return max(8.0, 2.0 * np.sqrt(budget / min(sc.prior, 1 - sc.prior)) / unit + 2.0)
 
 
@@ -66,7 +68,8 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
 
     Parameters
     ----------
-    sc : BinaryGMM
+    sc : BinaryGMM or ComponentMixture
+        The binary mixture, or any binary-S mixture of 1-D Gaussians (:mod:`.model`).
     budget : float
         D > 0 (mean squared error).
     privacy : {"map", "mi"}
@@ -99,7 +102,7 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
         raise InputError(f"observation={observation!r} is unknown (allowed: useful, full)")
     if not budget > 0:
         raise InputError(f"budget={budget!r} must be > 0 for the certified sandwich")
-    unit = min(sc.sigma0, sc.sigma1)
+    unit = min_sd(sc)
     radius = pair_radius(sc, budget) * unit
     start = time.perf_counter()
     # trivial lower ends: MAP accuracy >= max prior, I(S;Z) >= 0
@@ -192,6 +195,11 @@ def _upper(sc: BinaryGMM, budget: float, privacy: str, observation: str, cell: f
 def certified_optimum(sc: BinaryGMM, budget: float, privacy: str, observation: str) -> Optimum:
     """The sandwich as an :class:`~privbench.theory.base.Optimum` (cached per argument tuple).
 
+    A budget the committed table holds is served from it; a budget it does not hold,
+    where it holds the same (scenario, observation, privacy) at other budgets, is
+    bracketed from those rows without solving (:mod:`.interpolate`: time-shared
+    mechanisms above, monotonicity and convexity below); otherwise it is solved.
+
     ``value`` is the achievable (upper) end, ``lower`` the certified lower end,
     ``bound_kind="certified"``; the certificate holds the whole result of
     :func:`certified_sandwich` (width, seconds, grids, convergence).
@@ -201,6 +209,9 @@ def certified_optimum(sc: BinaryGMM, budget: float, privacy: str, observation: s
         mech = {"type": "piecewise-constant", "observation": observation, "distortion": stored["upper_distortion"]}
         return Optimum(stored["upper"], METHOD + "; stored table", "certified", mech, CERTIFIED, stored,
                        lower=stored["lower"])
+    curve = stored_curve(sc.id, privacy, observation)
+    if curve:  # the committed table has this curve at other budgets: time-sharing / convexity bracket
+        return _interpolated(sc, budget, privacy, observation, curve)
     got = certified_sandwich(sc, budget, privacy, observation)
     if not np.isfinite(got["upper"]):
         raise InputError(f"budget={budget!r}: no piecewise-constant mechanism of the certified grids meets it")
@@ -208,3 +219,27 @@ def certified_optimum(sc: BinaryGMM, budget: float, privacy: str, observation: s
     mech = {"type": "piecewise-constant", "observation": observation, "cell_step": got["upper_grid"][0],
             "bin_step": got["upper_grid"][1], "distortion": got["upper_distortion"]}
     return Optimum(float(got["upper"]), METHOD, "certified", mech, CERTIFIED, cert, lower=float(got["lower"]))
+
+
+def anchors(sc: BinaryGMM, privacy: str) -> list[tuple[float, float]]:
+    """Achievable (distortion, leakage) points that need no solving: Z = U and Z = E[U]."""
+    from .accuracy import map_accuracy_two_gaussians
+    from .identity import identity_mi
+
+    p, mu = sc.prior, sc.mu
+    var_u = (1 - p) * (sc.sigma0**2 + mu**2) + p * (sc.sigma1**2 + mu**2) - ((2 * p - 1) * mu) ** 2
+    if privacy == "map":
+        ident = float(map_accuracy_two_gaussians(p, -mu, sc.sigma0, mu, sc.sigma1))
+        return [(0.0, ident), (var_u, max(p, 1 - p))]
+    return [(0.0, identity_mi(sc)), (var_u, 0.0)]
+
+
+def _interpolated(sc: BinaryGMM, budget: float, privacy: str, observation: str,
+                  curve: list[dict[str, Any]]) -> Optimum:
+    floor = max(sc.prior, 1 - sc.prior) if privacy == "map" else 0.0
+    low, up = sandwich_at(curve, float(budget), floor, anchors(sc, privacy))
+    cert = {"lower": low, "upper": up, "width": up - low, "stored": True, "interpolated": True,
+            "budgets": [r["budget"] for r in curve]}
+    mech = {"type": "time-shared piecewise-constant", "observation": observation}
+    return Optimum(up, METHOD + "; stored table, bracketed between its budgets (time sharing, convexity)",
+                   "certified", mech, CERTIFIED, cert, lower=low)

@@ -10,6 +10,7 @@ sum pair variables per cell or per bin.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -17,6 +18,7 @@ import scipy.sparse as sp
 from privbench.datasets.scenarios import BinaryGMM
 
 from .cells import Grid, cell_moments, interval_gaps, moment_coupling, ratio_range, ratio_tangents, uniform_edges
+from .model import class_components
 
 __all__ = ["TANGENT_POINTS", "Discretized", "class_model", "discretize"]
 
@@ -74,20 +76,28 @@ class Discretized:
         return z[None, :] ** 2 * self.mass[:, self.pj] - 2 * z[None, :] * self.m1[:, self.pj] + self.m2[:, self.pj]
 
 
-def discretize(sc: BinaryGMM, cell_step: float, bin_step: float, radius: float,
+def discretize(sc: Any, cell_step: float, bin_step: float, radius: float,
                tails: float = 6.5, bin_edges: np.ndarray | None = None) -> Discretized:
     """Uniform cells of U of width ``cell_step``, bins of Z of width ``bin_step`` (or the sorted
-    ``bin_edges`` given), pairs within ``radius``."""
-    weights, means, sds = class_model(sc)
-    cells = Grid(uniform_edges(means, sds, cell_step, tails))
-    bins = Grid(uniform_edges(means, sds, bin_step, tails) if bin_edges is None else np.asarray(bin_edges))
-    moments = [cell_moments(cells, m, s, w) for w, m, s in zip(weights, means, sds)]
-    mass, m1, m2 = (np.stack([mo[i] for mo in moments]) for i in range(3))
+    ``bin_edges`` given), pairs within ``radius``.  ``sc``: a BinaryGMM or a
+    :class:`~.model.ComponentMixture` (K Gaussians per class)."""
+    classes = class_components(sc)
+    all_means = np.concatenate([m for _, m, _ in classes])
+    all_sds = np.concatenate([s for _, _, s in classes])
+    cells = Grid(uniform_edges(all_means, all_sds, cell_step, tails))
+    bins = Grid(uniform_edges(all_means, all_sds, bin_step, tails) if bin_edges is None else np.asarray(bin_edges))
+    mass, m1, m2 = (np.stack([sum(cell_moments(cells, m, s, w)[i] for w, m, s in zip(*cls)) for cls in classes])
+                    for i in range(3))
+    weights = np.array([float(w.sum()) for w, _, _ in classes])
     gaps = interval_gaps(cells, bins)
     pj, pk = np.nonzero(gaps <= radius)
     n, k, p = len(cells), len(bins), pj.size
     by_cell = sp.csr_matrix((np.ones(p), (pj, np.arange(p))), shape=(n, p))
     by_bin = sp.csr_matrix((np.ones(p), (pk, np.arange(p))), shape=(k, p))
+    if any(w.size != 1 for w, _, _ in classes):  # ratio facts need one Gaussian per class: drop them (looser)
+        return Discretized(cells, bins, weights, mass, m1, m2, pj, pk, gaps[pj, pk], float(radius),
+                           np.zeros(n), np.full(n, np.inf), by_cell, by_bin, [], {})
+    means, sds = np.array([m[0] for _, m, _ in classes]), np.array([s[0] for _, _, s in classes])
     rlo, rhi = ratio_range(cells, (means[0], means[1]), (sds[0], sds[1]), float(np.log(weights[1] / weights[0])))
     tangents = [ratio_tangents(cells, weights, means, sds, theta) for theta in TANGENT_POINTS]
     return Discretized(cells, bins, weights, mass, m1, m2, pj, pk, gaps[pj, pk], float(radius),

@@ -13,7 +13,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["TABLE_NAME", "stored_rows", "stored_sandwich"]
+__all__ = ["TABLE_NAME", "stored_curve", "stored_rows", "stored_sandwich"]
 
 TABLE_NAME = "gmm_certified.csv"
 
@@ -40,3 +40,9 @@ def stored_sandwich(scenario_id: str, budget: float, privacy: str, observation: 
             "seconds": float(r["seconds"]), "converged": r["converged"] == "True",
             "upper_distortion": float(r["upper_distortion"]), "lower_program": r.get("lower_program", ""),
             "stored": True}
+
+
+def stored_curve(scenario_id: str, privacy: str, observation: str) -> list[dict[str, Any]]:
+    """Every stored sandwich of one (scenario, observation, privacy), sorted by budget (numbers)."""
+    budgets = sorted(b for (sid, obs, pr, b) in stored_rows() if (sid, obs, pr) == (scenario_id, observation, privacy))
+    return [{**stored_sandwich(scenario_id, b, privacy, observation), "budget": b} for b in budgets]  # type: ignore[dict-item]
