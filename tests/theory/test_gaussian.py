@@ -12,7 +12,7 @@ import json
 import cvxpy as cp
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 from scipy.stats import ortho_group
@@ -273,6 +273,10 @@ def test_waterfilling_against_cvxpy(rho, frac):
         # rho = 1 (there the reference program has no finite optimum and the solver fails)
         assert total < np.sum(rho >= 1.0)
         return
+    # A component left with 1 - rho^2 (1 - a) below 1e-9 (rho = 1 - 1e-16, found by hypothesis) is
+    # outside what the reference can check: its conic log is not that precise (17.95 against 18.02
+    # nats at rho = 1 - 1e-16); such draws are rejected, not compared.
+    assume(np.all(np.log1p(-(rho**2) * (1 - alloc)) > np.log(1e-9)))
     value, cvx_alloc = _cvx_allocation(rho, total)
     assert ours == pytest.approx(value, abs=1e-6)
     live = (rho > 1e-3) & (rho < 1)
