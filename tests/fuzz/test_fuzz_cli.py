@@ -30,7 +30,15 @@ NONPOS_INT = st.integers(max_value=0).map(str)
 @st.composite
 def optimum_args(draw):
     """``privbench optimum`` with one bad scenario parameter, budget or metric."""
-    kind = draw(st.sampled_from(["sympair-m", "sympair-p", "gmm", "budget", "finite", "gauss", "names"]))
+    kind = draw(st.sampled_from(["sympair-m", "sympair-p", "gmm", "budget", "finite", "gauss", "guarantee",
+                                 "names"]))
+    if kind == "guarantee":  # a bad --eps, or a metric that gives no guarantee (map with |S| = 3)
+        eps = draw(st.sampled_from(["nan", "inf", "-1", "abc", "", "1e309", "-1e-9", "-inf", None]))
+        if eps is None:
+            return ["optimum", "symmetric-pair", "--param", "m=3", "--param", "p=0.3", "--observation", "full",
+                    "--privacy", "map", "--budget", "0.1", "--guarantee"], ["guarantee"]
+        return ["optimum", "binary", "--param", "p=0.3", "--param", "q=0.2", "--observation", "full",
+                "--budget", "0.1", "--guarantee", f"--eps={eps}"], ["eps"]
     if kind == "sympair-m":
         m = draw(st.one_of(JUNK, HUGE_INT, NONPOS_INT, st.sampled_from(["1", "100000", "5001", "2.5"])))
         return ["optimum", "symmetric-pair", "--param", f"m={m}", "--param", "p=0.3", "--observation",

@@ -193,3 +193,12 @@ def test_adaptive_round_splits_the_overlap_bins_and_stays_a_valid_lower_end():
     assert 0.7 < plain["lower"] <= refined["lower"] + 1e-9
     assert refined["lower"] <= refined["upper"] + 1e-9
     assert refined["lower"] <= mixture_optimum(sc, 0.1, "general").value + 1e-9
+
+
+def test_a_level_without_upper_steps_refines_the_lower_end_only():
+    sc = BinaryGMM(prior=0.6, mu=1.0, sigma0=1.0, sigma1=0.7)
+    one = certified_sandwich(sc, 0.5, "mi", "full", levels=COARSE, rounds=0, tol=0.0)
+    two = certified_sandwich(sc, 0.5, "mi", "full", levels=(*COARSE, (None, None, 1.0, 0.25)), rounds=0, tol=0.0)
+    assert two["upper"] == one["upper"] and two["upper_grid"] == one["upper_grid"]
+    assert two["lower"] > one["lower"] + 1e-4 and two["lower_grid"][1] == pytest.approx(0.25 * 0.7)
+    assert two["lower"] <= two["upper"]
