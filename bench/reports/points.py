@@ -23,8 +23,16 @@ def point_frame(scored: pd.DataFrame) -> pd.DataFrame:
                "below_bound": int(g["below_bound"].fillna(False).astype(bool).sum()), "flags": flag_marks(g)}
         for col in ("distortion", "leakage", "strict_gap"):
             row[col], row[f"{col}_lo"], row[f"{col}_hi"] = aggregate(g[col].astype(float).to_numpy())
+        for col in guarantee_columns(g):  # guarantees implied by the measured leakage, where rows carry them
+            row[col] = float(pd.to_numeric(g[col], errors="coerce").max())
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def guarantee_columns(df: pd.DataFrame) -> list[str]:
+    """The stored guarantee columns (``guarantee*``) that hold a number in ``df``."""
+    return [c for c in df.columns if str(c).startswith("guarantee")
+            and pd.to_numeric(df[c], errors="coerce").notna().any()]
 
 
 def pm_text(r: pd.Series, col: str, fmt: str = ".4g") -> str:
@@ -44,5 +52,6 @@ def points_table(pts: pd.DataFrame) -> pd.DataFrame:
                      + BOUND_MARK.get(r["bound"], ""), "strict gap": pm_text(r, "strict_gap"),
                      "CI": "" if r["n"] > 1 else ci_text(1, 0.0, 0.0),
                      "over budget": f"{r['over_budget']} of {r['n']}" if r["over_budget"] else "",
-                     "evaluator": r["leakage_evaluator"], "leakage is": r["trust"], "flags": r["flags"]})
+                     "evaluator": r["leakage_evaluator"], "leakage is": r["trust"], "flags": r["flags"],
+                     **{f"{c} (worst seed)": r[c] for c in guarantee_columns(pts)}})
     return pd.DataFrame(rows)

@@ -119,11 +119,11 @@ def ranking_table(rank: pd.DataFrame, with_panel: bool = True) -> pd.DataFrame:
 
 
 def heatmap_frame(rank: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(values, annotations), learners x panels: per cell the entry with the largest training size and the
-    most rows (mean strict gap; NaN where the learner fails the budget), and its text with trust marks."""
+    """(values, annotations), learners x panels: per cell the learner's best-ranked entry if it is the
+    panel's best, else the entry with the largest training size and the most rows (mean strict gap; NaN where the learner fails the budget), and its text with trust marks."""
     if rank.empty:
         return pd.DataFrame(), pd.DataFrame()
-    pick = rank.sort_values(["n_train", "rows"], ascending=False, kind="stable")
+    pick = rank.sort_values(["best", "n_train", "rows"], ascending=False, kind="stable")
     pick = pick.drop_duplicates(["panel", "learner"])
     panels = list(dict.fromkeys(rank["panel"]))
     learners = sorted(pick["learner"].unique())

@@ -176,3 +176,28 @@ def test_flags_list_overshoots_beyond_their_statistical_tolerance_only():
     flagged = flags_table(pd.DataFrame([noise, real, dict(base, overshoot=0.0, status="inconsistent",
                                                           error="channel() does not describe release()")]))
     assert sorted(flagged["overshoot"]) == [0.0, 0.2] and "inconsistent" in set(flagged["status"])
+
+
+def test_certified_band_comes_from_theory_at_the_budgets():
+    from privbench.bench.reports.figures import sandwich
+    from privbench.theory.mixture.stored import stored_sandwich
+
+    sid = "binary-gmm-prior0.75-mu3-s02-s11"
+    row = pd.Series({"scenario": "binary-gmm", "params": json.dumps({"prior": 0.75, "mu": 3, "sigma0": 2,
+                                                                     "sigma1": 1}),
+                     "observation": "full", "privacy": "map", "family": "certified"})
+    budgets, low, up = sandwich(row, [3.0])
+    stored = stored_sandwich(sid, 3.0, "map", "full")
+    assert stored is not None and list(budgets) == [3.0]
+    assert (low[0], up[0]) == pytest.approx((stored["lower"], stored["upper"]), abs=1e-9) and low[0] <= up[0]
+
+
+def test_points_show_guarantee_columns_when_rows_carry_them():
+    from privbench.bench.reports.points import point_frame, points_table
+    from privbench.bench.reports.ranking import scored_rows
+
+    df = _records("randomized-response", 2)
+    df["guarantee_eps"] = np.arange(len(df), dtype=float)
+    table = points_table(point_frame(scored_rows(df)))
+    col = "guarantee_eps (worst seed)"
+    assert col in table and sorted(table[col]) == sorted(df.groupby("budget")["guarantee_eps"].max())
