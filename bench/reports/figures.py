@@ -220,7 +220,7 @@ def heatmap_png(values: pd.DataFrame, text: pd.DataFrame, title: str) -> bytes:
             t = text.iat[i, j].replace("\n", " ") if n_c > 8 else text.iat[i, j]
             dark = np.isfinite(v[i, j]) and v[i, j] > 0.55 * vmax
             ax.text(j, i, t.replace(" over budget", "\nover budget") if n_c > 8 else t, ha="center",
-                    va="center", fontsize=9.5 if "\n" not in t else 8.5,
+                    va="center", fontsize=(9.5 if n_c <= 8 else 8.5) if "\n" not in t else 8,
                     color="white" if dark else "black", fontweight="bold" if "★" in t else "normal")
     ax.xaxis.tick_top()
     ax.set_xticks(range(n_c), labels=list(values.columns), rotation=30, ha="left", fontsize=10.5)

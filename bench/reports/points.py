@@ -50,7 +50,7 @@ def points_table(pts: pd.DataFrame) -> pd.DataFrame:
                      "distortion": pm_text(r, "distortion"), "leakage": pm_text(r, "leakage")
                      + KIND_MARK.get(r["trust"], ""), "optimum at budget": f"{r['optimum_at_budget']:.4g}"
                      + BOUND_MARK.get(r["bound"], ""), "strict gap": pm_text(r, "strict_gap"),
-                     "CI": "" if r["n"] > 1 else ci_text(1, 0.0, 0.0),
+                     **({"CI": "" if r["n"] > 1 else ci_text(1, 0.0, 0.0)} if (pts["n"] == 1).any() else {}),
                      "over budget": f"{r['over_budget']} of {r['n']}" if r["over_budget"] else "",
                      "evaluator": r["leakage_evaluator"], "leakage is": r["trust"], "flags": r["flags"],
                      **{f"{c} (worst seed)": r[c] for c in guarantee_columns(pts)}})
