@@ -20,7 +20,7 @@ GLANCE = ("Colour and number: the mean **strict gap** over seeds, leakage minus 
           "the budget by more than its statistical tolerance: fails the budget, never ranked). **★** best "
           "within budget. Marks: **≥** the leakage is only a lower bound (an attacker), **~** an estimate, "
           "**†** scored against a family bound only, **‡** against a certified sandwich, **!** below the "
-          "bound. Where a learner has several entries the cell shows its largest training size and "
+          "bound, **?** inconsistent and **✖** failed or timed out (no number). Where a learner has several entries the cell shows its largest training size and "
           "most-used evaluator; the ranking below lists them all.")
 
 

@@ -159,7 +159,8 @@ def paper_blocks(df: pd.DataFrame, meta: dict[str, dict[str, Any]], order: list[
     ref = reference_values()
     df = df.copy()
     df["learner"] = variant_labels(df)
-    rank = ranking_frame(df)
+    names = [n for n in order if n in set(df["experiment"])] + sorted(set(df["experiment"]) - set(order))
+    rank = ranking_frame(df, names)
     out = glance_blocks(df, rank, "Experiments on data without a known optimum (images, hypothesis testing) are "
                                   "not in the heatmap; their sections give attacker and utility accuracies.")
     out += ranking_blocks(rank)
@@ -175,7 +176,6 @@ def paper_blocks(df: pd.DataFrame, meta: dict[str, dict[str, Any]], order: list[
                 Block("table", table=overview)]
     out += [Block("h2", "Time per experiment")] + run_time_blocks(runs)
     out.append(Block("table", table=timing_by_experiment(df)))
-    names = [n for n in order if n in set(df["experiment"])] + sorted(set(df["experiment"]) - set(order))
     for name in names:
         out += experiment_blocks(name, df[df["experiment"] == name], meta.get(name, {}), ref, rank)
     return out

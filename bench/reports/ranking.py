@@ -13,6 +13,7 @@ leakage evaluator).
 from __future__ import annotations
 
 import math
+from typing import Any
 import numpy as np
 import pandas as pd
 
@@ -23,17 +24,27 @@ PANEL = ["experiment", "scenario_id", "observation", "privacy", "family"]
 ENTRY = PANEL + ["learner", "n_train", "leakage_evaluator"]
 
 
+def pool(df: pd.DataFrame) -> pd.DataFrame:
+    """The ok rows scored against a bound and the rows that failed, timed out or were inconsistent (on any
+    scenario not known to lack an optimum), with ``panel`` labels computed over both."""
+    bound = df["bound_kind"].astype(str).isin(["exact", "family", "certified"])
+    out = df[((df["status"] == "ok") & bound) | ((df["status"] != "ok") & (df["bound_kind"].astype(str) != "none"))]
+    out = out.copy()
+    for c in ("experiment", "observation", "family", "leakage_evaluator", "leakage_kind"):
+        out[c] = out[c].fillna("").astype(str) if c in out else ""
+    out["panel"] = panel_labels(out) if not out.empty else []
+    return out
+
+
 def scored_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The ok rows scored against a bound, with ``strict_gap``, ``over_budget`` and ``panel`` (its label)."""
-    ok = df[(df["status"] == "ok") & df["bound_kind"].astype(str).isin(["exact", "family", "certified"])].copy()
-    for c in ("experiment", "observation", "family", "leakage_evaluator", "leakage_kind"):
-        ok[c] = ok[c].fillna("").astype(str) if c in ok else ""
+    ok = pool(df)
+    ok = ok[ok["status"] == "ok"].copy()
     if ok.empty:
-        return ok.assign(strict_gap=[], over_budget=[], panel=[])
+        return ok.assign(strict_gap=[], over_budget=[])
     ok["strict_gap"] = strict_gap(ok["leakage"].astype(float), ok["optimum_at_distortion"].astype(float),
                                   ok["optimum_at_budget"].astype(float))
     ok["over_budget"] = ok["overshoot"].astype(float).fillna(0) > ok.apply(overshoot_tolerance, axis=1)
-    ok["panel"] = panel_labels(ok)
     return ok
 
 
@@ -70,14 +81,15 @@ def ci_text(n: int, lo: float, hi: float, fmt: str = ".3g") -> str:
     return f"[{lo:{fmt}}, {hi:{fmt}}]"
 
 
-def ranking_frame(df: pd.DataFrame) -> pd.DataFrame:
+def ranking_frame(df: pd.DataFrame, order: list[str] | None = None) -> pd.DataFrame:
     """One row per entry (panel, learner, n_train, evaluator) with the mean strict gap over seeds, its 95%
     t-interval, seeds, points, points over budget, flags and ``rank`` (NaN: over budget, or below an exact or
-    certified bound: never a win), ``best`` the rank-1 entries; sorted by panel, then rank."""
+    certified bound: never a win), ``best`` the rank-1 entries; sorted by panel (experiments in ``order``
+    first, e.g. a suite's order; the rest alphabetically), then rank."""
     ok = scored_rows(df)
-    if ok.empty:
+    rows = failed_entries(df, ok)
+    if ok.empty and not rows:
         return pd.DataFrame()
-    rows = []
     for key, g in ok.groupby(ENTRY, sort=False):
         per_seed = g.groupby("rep")["strict_gap"].mean()
         mean, lo, hi = aggregate(per_seed.to_numpy())
@@ -87,16 +99,52 @@ def ranking_frame(df: pd.DataFrame) -> pd.DataFrame:
                      "mean_strict_gap": mean, "ci_low": lo, "ci_high": hi, "seeds": int(per_seed.size),
                      "points": int(g["budget"].nunique()), "over_budget": int(g["over_budget"].sum()),
                      "rows": len(g), "flags": flag_marks(g), "eligible": not (g["over_budget"].any() or below_exact)})
-    out = pd.DataFrame(rows)
+    out = add_failures(pd.DataFrame(rows), df)
     out["rank"] = np.nan
     for _, g in out.groupby("panel", sort=False):
         el = g[g["eligible"] & np.isfinite(g["mean_strict_gap"].astype(float))]
         out.loc[el.index, "rank"] = el["mean_strict_gap"].round(6).rank(method="min")
     out["best"] = out["rank"] == 1
-    order = {p: i for i, p in enumerate(dict.fromkeys(ok.sort_values(PANEL, kind="stable")["panel"]))}
-    out["_p"] = out["panel"].map(order)
+    labelled = pool(df)
+    first = {e: i for i, e in enumerate(order or [])}
+    labelled = labelled.assign(_e=labelled["experiment"].map(first).fillna(len(first)))
+    panels = dict.fromkeys(labelled.sort_values(["_e"] + PANEL, kind="stable")["panel"])
+    out["_p"] = out["panel"].map({p: i for i, p in enumerate(panels)})
     out = out.sort_values(["_p", "rank", "mean_strict_gap"], na_position="last", kind="stable")
     return out.drop(columns="_p").reset_index(drop=True)
+
+
+def failed_entries(df: pd.DataFrame, ok: pd.DataFrame) -> list[dict[str, Any]]:
+    """Entries for the (panel, learner, n_train) whose every row failed, timed out or was inconsistent."""
+    bad = pool(df)
+    bad = bad[bad["status"] != "ok"]
+    have = set(zip(ok["panel"], ok["learner"], ok["n_train"])) if not ok.empty else set()
+    rows = []
+    for (panel, lr, n), g in bad.groupby(["panel", "learner", "n_train"], sort=False):
+        if (panel, lr, n) in have:
+            continue
+        rows.append({**{c: g[c].iloc[0] for c in PANEL}, "learner": lr, "n_train": n, "leakage_evaluator": "",
+                     "panel": panel, "trust": "", "bound": str(g["bound_kind"].iloc[0] or ""),
+                     "mean_strict_gap": np.nan, "ci_low": np.nan, "ci_high": np.nan, "seeds": 0, "points": 0,
+                     "over_budget": 0, "rows": 0, "flags": "", "eligible": False})
+    return rows
+
+
+def add_failures(rank: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    """``failed_rows`` per entry (its panel, learner and training size) and their flag marks."""
+    bad = pool(df)
+    bad = bad[bad["status"] != "ok"]
+    counts = bad.groupby(["panel", "learner", "n_train", "status"]).size()
+    failed, marks = [], []
+    for _, r in rank.iterrows():
+        c = counts.get(r["panel"], pd.Series(dtype=int))
+        c = c.get(r["learner"], pd.Series(dtype=int)) if not c.empty else c
+        c = c.get(r["n_train"], pd.Series(dtype=int)) if not c.empty else c
+        failed.append(int(c.sum()) if not c.empty else 0)
+        m = (FLAG_MARK["inconsistent"] if "inconsistent" in c.index else "") + \
+            (FLAG_MARK["failed"] if c.index.isin(["failed", "timeout"]).any() else "")
+        marks.append(r["flags"] + m)
+    return rank.assign(failed_rows=failed, flags=marks)
 
 
 def ranking_table(rank: pd.DataFrame, with_panel: bool = True) -> pd.DataFrame:
@@ -108,12 +156,14 @@ def ranking_table(rank: pd.DataFrame, with_panel: bool = True) -> pd.DataFrame:
         rk = "—" if math.isnan(r["rank"]) else f"{int(r['rank'])}" + (" ★" if r["best"] else "")
         within = "yes" if r["over_budget"] == 0 else f"NO: {r['over_budget']} of {r['rows']} rows over"
         row = {"experiment": r["panel"]} if with_panel else {}
+        none = r["seeds"] == 0  # every row failed, timed out or was inconsistent
         row.update({"rank": rk, "learner": r["learner"], "n_train": int(r["n_train"]),
-                    "strict gap (mean)": f"{r['mean_strict_gap']:.4g}{KIND_MARK.get(r['trust'], '')}"
-                                         f"{BOUND_MARK.get(r['bound'], '')}",
-                    "95% CI": ci_text(r["seeds"], r["ci_low"], r["ci_high"]), "seeds": r["seeds"],
-                    "within budget": within, "evaluator": r["leakage_evaluator"], "leakage is": r["trust"],
-                    "bound": r["bound"], "flags": r["flags"]})
+                    "strict gap (mean)": "no number" if none else f"{r['mean_strict_gap']:.4g}"
+                                         f"{KIND_MARK.get(r['trust'], '')}{BOUND_MARK.get(r['bound'], '')}",
+                    "95% CI": "—" if none else ci_text(r["seeds"], r["ci_low"], r["ci_high"]), "seeds": r["seeds"],
+                    "within budget": "—" if none else within, "evaluator": r["leakage_evaluator"] or "—",
+                    "leakage is": r["trust"] or "—", "bound": r["bound"], "flags": r["flags"],
+                    "failed rows": r.get("failed_rows", 0)})
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -131,6 +181,9 @@ def heatmap_frame(rank: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     txt = pd.DataFrame("", index=learners, columns=panels)
     for _, r in pick.iterrows():
         mark = KIND_MARK.get(r["trust"], "") + BOUND_MARK.get(r["bound"], "")
+        if r["seeds"] == 0:
+            txt.loc[r["learner"], r["panel"]] = f"{r['flags']} no\nnumber"
+            continue
         if r["over_budget"] > 0:
             txt.loc[r["learner"], r["panel"]] = f"{FLAG_MARK['over budget']} over\nbudget"
             continue

@@ -201,3 +201,19 @@ def test_points_show_guarantee_columns_when_rows_carry_them():
     table = points_table(point_frame(scored_rows(df)))
     col = "guarantee_eps (worst seed)"
     assert col in table and sorted(table[col]) == sorted(df.groupby("budget")["guarantee_eps"].max())
+
+
+def test_failed_and_inconsistent_cases_show_in_the_ranking_never_as_a_number():
+    from privbench.bench.reports import heatmap_frame, ranking_frame, ranking_table
+
+    rr, pl = _records("randomized-response", 2), _records("plugin", 2)
+    pl["status"] = "inconsistent"
+    rr.loc[rr.index[0], "status"] = "failed"
+    rank = ranking_frame(pd.concat([rr, pl], ignore_index=True))
+    table = ranking_table(rank).set_index("learner")
+    assert table.loc["plugin", "strict gap (mean)"] == "no number" and table.loc["plugin", "rank"] == "—"
+    assert table.loc["plugin", "flags"] == "?" and table.loc["plugin", "failed rows"] == 4
+    assert table.loc["randomized-response", "rank"] == "1 ★" and table.loc["randomized-response", "flags"] == "✖"
+    assert table.loc["randomized-response", "failed rows"] == 1
+    _, txt = heatmap_frame(rank)
+    assert "no" in txt.loc["plugin"].iloc[0]
