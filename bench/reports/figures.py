@@ -59,17 +59,18 @@ def sandwich(first: pd.Series, budgets: list[float]) -> tuple[np.ndarray, np.nda
     return np.asarray(budgets, dtype=float), low, np.array([o.value for o in opts], dtype=float)
 
 
-def save(fig: Any) -> bytes:
-    """The figure as a 256-colour PNG at :data:`DPI` (a third of the bytes of RGBA, same look); closed."""
+def save(fig: Any, tight: bool = True) -> bytes:
+    """The figure as a 256-colour PNG at :data:`DPI` (a third of the bytes of RGBA, same look); closed.
+    ``tight``: crop to what is drawn (one more layout pass)."""
     import matplotlib.pyplot as plt
     from PIL import Image
 
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight" if tight else None)
     plt.close(fig)
     img = Image.open(io.BytesIO(buf.getvalue())).convert("RGB").quantize(256)
     out = io.BytesIO()
-    img.save(out, format="PNG", optimize=True)
+    img.save(out, format="PNG", compress_level=6)
     return out.getvalue()
 
 
@@ -152,7 +153,7 @@ def legend_handles(styles: dict[str, tuple[str, str]], kinds: set[str]) -> list[
 def panel_figure(g: pd.DataFrame, pts: pd.DataFrame, title: str) -> bytes:
     """Tradeoff (left) and strict gap vs budget (right) of one experiment panel, legend below."""
     plt = pyplot()
-    fig, (ax_t, ax_g) = plt.subplots(1, 2, figsize=(13, 5.2))
+    fig, (ax_t, ax_g) = plt.subplots(1, 2, figsize=(13, 6.6))
     first = g.iloc[0]
     multi_n = pts["n_train"].nunique() > 1
     pts = pts.assign(label=pts["learner"] + (" n=" + pts["n_train"].astype(int).astype(str) if multi_n else ""))
@@ -166,7 +167,7 @@ def panel_figure(g: pd.DataFrame, pts: pd.DataFrame, title: str) -> bytes:
     width = min(0.6, 0.12 * len(series)) if len(series) > 1 else 0.0
     for i, ((lab, _), h) in enumerate(series):
         dodge = (i / (len(series) - 1) - 0.5) * width if len(series) > 1 else 0.0
-        ms = max(4.0, 12.0 - 8.0 * i / max(len(series) - 1, 1))  # later, smaller: coinciding points show as rings
+        ms = max(5.0, 12.0 - 7.0 * i / max(len(series) - 1, 1))  # later, smaller: coinciding points show as rings
         draw_learner(ax_t, ax_g, h.assign(slot=h["budget"].map(budgets.index) + dodge), *styles[lab], ms=ms)
     ax_g.axhline(0, color="black", lw=2)
     clip_axes(ax_t, str(first["privacy"]), float(np.nanmax(np.r_[pts["distortion"], pts["budget"]])) * 1.1)
@@ -178,10 +179,11 @@ def panel_figure(g: pd.DataFrame, pts: pd.DataFrame, title: str) -> bytes:
     ax_g.set_xlim(-0.6, len(budgets) - 0.4)
     fig.suptitle(title, fontsize=13, x=0.01, ha="left")
     extra = legend_handles(styles, set(pts["trust"]))
-    fig.legend(handles=handles + extra, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=10,
+    rows = -(-len(handles + extra) // 3)
+    fig.legend(handles=handles + extra, loc="lower center", bbox_to_anchor=(0.5, 0.008), ncol=3, fontsize=10,
                frameon=False)
-    fig.tight_layout()
-    return save(fig)
+    fig.tight_layout(rect=(0, min(0.45, 0.04 * rows + 0.025), 1, 1))
+    return save(fig, tight=False)
 
 
 def tradeoff_figures(df: pd.DataFrame) -> list[tuple[str, bytes]]:

@@ -36,8 +36,10 @@ PRIVACY_UNIT = {"mi": "nats", "map": "probability", "chi2": "χ²"}
 DISTORTION_LABEL = {"hamming": "distortion Pr[U≠Z]", "matrix": "distortion E[d(U,Z)]",
                     "mse": "distortion E‖U−Z‖²", "xent": "distortion: per-pixel cross-entropy [nats]"}
 
-COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
-           "#999999", "#8C564B"]
+# Okabe-Ito without its yellow and black (invisible on white; black is the optimum), plus Tol's indigo,
+# wine, teal and olive: ten colours that stay apart for colour-blind readers too.
+COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#332288", "#882255",
+           "#44AA99", "#999933"]
 LINESTYLES = ["-", "--", ":", "-."]
 
 
