@@ -18,10 +18,12 @@ GLANCE = ("Colour and number: the mean **strict gap** over seeds, leakage minus 
           "budget), as `privbench check` scores it (0 = optimal; a learner that leaves budget unused is charged "
           "for it; nats for mi, probability for map). Grey: not run, or **✗ over budget** (distortion beyond "
           "the budget by more than its statistical tolerance: fails the budget, never ranked). **★** best "
-          "within budget. Marks: **≥** the leakage is only a lower bound (an attacker), **~** an estimate, "
+          "within budget among exact numbers (a lower bound can hide a larger gap). Marks: **≥** the leakage "
+          "is only a lower bound (an attacker), **~** an estimate, "
           "**†** scored against a family bound only, **‡** against a certified sandwich, **!** below the "
-          "bound, **?** inconsistent and **✖** failed or timed out (no number). Where a learner has several entries the cell shows its largest training size and "
-          "most-used evaluator; the ranking below lists them all.")
+          "bound, **?** inconsistent and **✖** failed or timed out (no number). Where a learner has several "
+          "entries the cell shows its best-ranked or largest-training-size one and "
+          "its evaluator; the ranking below lists them all.")
 
 
 def stamp(df: pd.DataFrame, command: str = "") -> str:

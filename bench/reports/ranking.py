@@ -84,7 +84,8 @@ def ci_text(n: int, lo: float, hi: float, fmt: str = ".3g") -> str:
 def ranking_frame(df: pd.DataFrame, order: list[str] | None = None) -> pd.DataFrame:
     """One row per entry (panel, learner, n_train, evaluator) with the mean strict gap over seeds, its 95%
     t-interval, seeds, points, points over budget, flags and ``rank`` (NaN: over budget, or below an exact or
-    certified bound: never a win), ``best`` the rank-1 entries; sorted by panel (experiments in ``order``
+    certified bound: never a win), ``best`` the best-ranked entries whose leakage is exact (the best-ranked of
+    all where none is: a lower bound or an estimate can hide a larger gap); sorted by panel (experiments in ``order``
     first, e.g. a suite's order; the rest alphabetically), then rank."""
     ok = scored_rows(df)
     rows = failed_entries(df, ok)
@@ -104,7 +105,14 @@ def ranking_frame(df: pd.DataFrame, order: list[str] | None = None) -> pd.DataFr
     for _, g in out.groupby("panel", sort=False):
         el = g[g["eligible"] & np.isfinite(g["mean_strict_gap"].astype(float))]
         out.loc[el.index, "rank"] = el["mean_strict_gap"].round(6).rank(method="min")
-    out["best"] = out["rank"] == 1
+    out["best"] = False
+    for _, g in out.groupby("panel", sort=False):
+        el = g[g["rank"].notna()]
+        exact = el[el["trust"] == "exact"]
+        cand = exact if not exact.empty else el  # a lower bound or estimate can hide a larger gap
+        if not cand.empty:
+            m = cand["mean_strict_gap"].round(6)
+            out.loc[cand.index[m == m.min()], "best"] = True
     labelled = pool(df)
     first = {e: i for i, e in enumerate(order or [])}
     labelled = labelled.assign(_e=labelled["experiment"].map(first).fillna(len(first)))
@@ -169,8 +177,9 @@ def ranking_table(rank: pd.DataFrame, with_panel: bool = True) -> pd.DataFrame:
 
 
 def heatmap_frame(rank: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(values, annotations), learners x panels: per cell the learner's best-ranked entry if it is the
-    panel's best, else the entry with the largest training size and the most rows (mean strict gap; NaN where the learner fails the budget), and its text with trust marks."""
+    """(values, annotations), learners x panels: per cell the learner's entry that is the panel's best, else
+    its entry with the largest training size and the most rows (mean strict gap; NaN where the learner
+    fails the budget or has no number), and its text with trust and flag marks."""
     if rank.empty:
         return pd.DataFrame(), pd.DataFrame()
     pick = rank.sort_values(["best", "n_train", "rows"], ascending=False, kind="stable")
@@ -203,10 +212,11 @@ def best_table(rank: pd.DataFrame) -> pd.DataFrame:
             rows.append({"experiment": panel, "best learner": "(none within budget)"})
             continue
         r = best.iloc[0]
-        nxt = g[(g["rank"] > 1) & (g["learner"] != r["learner"])]["mean_strict_gap"]
+        nxt = g[g["rank"].notna() & ~g["best"] & ~g["learner"].isin(best["learner"])]["mean_strict_gap"]
         rows.append({"experiment": panel, "best learner": " = ".join(best["learner"].drop_duplicates()),
-                     "strict gap": f"{r['mean_strict_gap']:.3g}", "95% CI": ci_text(r["seeds"], r["ci_low"], r["ci_high"]),
+                     "strict gap": f"{r['mean_strict_gap']:.3g}",
+                     "95% CI": ci_text(r["seeds"], r["ci_low"], r["ci_high"]),
                      "seeds": int(r["seeds"]), "leakage is": r["trust"], "bound": r["bound"],
                      "evaluator": r["leakage_evaluator"],
-                     "next best gap": f"{nxt.min():.3g}" if not nxt.empty else ""})
+                     "next ranked gap": f"{nxt.min():.3g}" if not nxt.empty else ""})
     return pd.DataFrame(rows)

@@ -77,5 +77,6 @@ def legend_rows() -> pd.DataFrame:
                    "mechanisms"),
              ("‡", "scored against the achievable end of a certified sandwich of the optimum")]
     rows += [(mark, f"{name}: {text}") for name, mark, text in FLAGS]
-    rows.append(("★", "best learner of the experiment: smallest mean strict gap among those within budget"))
+    rows.append(("★", "best learner of the experiment: smallest mean strict gap within budget among exact numbers "
+                      "(among all only where none is exact: a lower bound can hide a larger gap)"))
     return pd.DataFrame(rows, columns=["mark", "meaning"])

@@ -217,3 +217,14 @@ def test_failed_and_inconsistent_cases_show_in_the_ranking_never_as_a_number():
     assert table.loc["randomized-response", "failed rows"] == 1
     _, txt = heatmap_frame(rank)
     assert "no" in txt.loc["plugin"].iloc[0]
+
+
+def test_a_lower_bound_never_takes_the_star_from_an_exact_number():
+    from privbench.bench.reports import ranking_frame
+
+    rr, pl = _records("randomized-response", 1), _records("plugin", 1)
+    rr["leakage"] = rr["optimum_at_distortion"] - 0.01  # an attacker's lower bound below the curve
+    rr["leakage_kind"], rr["leakage_evaluator"] = "lower-bound", "fresh-classifier"
+    rank = ranking_frame(pd.concat([rr, pl], ignore_index=True)).set_index("learner")
+    assert rank.loc["randomized-response", "rank"] == 1 and not rank.loc["randomized-response", "best"]
+    assert rank.loc["plugin", "rank"] == 2 and rank.loc["plugin", "best"]
