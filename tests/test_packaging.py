@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHIPPED = (".py", ".yaml", ".json")  # .json: the shipped suites' baselines
+SHIPPED = (".py", ".yaml", ".json", ".j2")  # .json: the shipped suites' baselines; .j2: the report templates
 
 
 def _package_dirs() -> dict[str, str]:

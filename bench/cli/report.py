@@ -50,7 +50,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     A suite with ``paper:`` blocks (the paper suite) gets the paper report: the
     learned points beside the papers' own claims.
     """
-    from privbench.bench.reports import gap_table, no_optimum_table, suite_metadata
+    from privbench.bench.reports import no_optimum_table, ranking_frame, ranking_table, suite_metadata
     from privbench.bench.store import read_records
 
     check_output_file("--html", args.html)
@@ -60,15 +60,17 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise InputError(f"results directory {args.dir!r} holds no records yet")
     html = args.html or (None if args.markdown else os.path.join(args.dir, "report.html"))
     md = args.markdown or (None if args.html else os.path.join(args.dir, "report.md"))
-    table = gap_table(df)
+    table = ranking_table(ranking_frame(df))  # the strict gap, budget respected, best per experiment first
     if table.empty:
         table = no_optimum_table(df)  # scenarios with no known optimum: their learned points
-    print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}") if not table.empty else "no successful cases")
+    print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}", max_colwidth=40)
+          if not table.empty else "no successful cases")
     _, meta, order = suite_metadata(df)
     if meta:
         write_paper(args, df, meta, order, md, html)
     else:
-        write_plain(df, md, html, args.title or f"privbench report: {Path(args.dir).name}")
+        write_plain(df, md, html, args.title or f"privbench report: {Path(args.dir).name}",
+                    command_line(["privbench", *sys.argv[1:]]))
     return 0
 
 
@@ -87,16 +89,15 @@ def write_paper(args: argparse.Namespace, df: Any, meta: Any, order: Any, md: st
         raise InputError(f"cannot write report ({exc.strerror or exc})") from None
 
 
-def write_plain(df: Any, md: str | None, html: str | None, title: str) -> None:
+def write_plain(df: Any, md: str | None, html: str | None, title: str, command: str = "") -> None:
     """Write the HTML and/or Markdown report of any results table."""
-    from privbench.bench.reports import write_html, write_markdown
+    from privbench.bench.reports import write_generic
 
-    for path, writer in ((html, write_html), (md, write_markdown)):
-        if path:
-            try:
-                print(f"wrote {writer(df, path, title)}")
-            except OSError as exc:
-                raise InputError(f"cannot write report {path!r} ({exc.strerror or exc})") from None
+    try:
+        for path in write_generic(df, html, md, title, command):
+            print(f"wrote {path}")
+    except OSError as exc:
+        raise InputError(f"cannot write report ({exc.strerror or exc})") from None
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

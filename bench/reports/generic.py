@@ -1,5 +1,6 @@
-"""The generic report of any results directory: gap table, points without a known optimum,
-tradeoff plots, flags, timings (rendered by :mod:`.render`)."""
+"""The generic report of any results directory: the first screen (heatmap of the strict gap, best
+learner per experiment, legend), a table of contents, the ranking, one section per experiment panel,
+points without a known optimum, flags, timings (rendered by :mod:`.render`)."""
 
 from __future__ import annotations
 
@@ -7,36 +8,49 @@ from pathlib import Path
 
 import pandas as pd
 
-from .figures import tradeoff_figures
+from .overview import glance_blocks, panel_blocks, ranking_blocks, stamp
+from .ranking import ranking_frame
 from .render import Block, Style, render_html, render_markdown
-from .tables import flags_table, gap_table, no_optimum_table, summary_text, timing_table
+from .tables import flags_table, no_optimum_table, summary_text, timing_table
 
-STYLE = Style(css="body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-                  "table{border-collapse:collapse;font-size:13px;margin:1em 0}"
-                  "td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}th{background:#eee}"
-                  "img{max-width:48%;margin:0.5%;border:1px solid #ddd}",
-              per_file_figures=True)
+STYLE = Style(css="", per_file_figures=True)
+INTRO = ("Which learner comes closest to the exact optimum on each experiment, by how much, and whether the "
+         "number is exact or only a bound: the first screen answers; each experiment has its own section below.")
 
 
 def generic_blocks(df: pd.DataFrame) -> list[Block]:
     """The generic report's blocks."""
-    out = [Block("h2", "Gaps per learner and scenario"), Block("table", table=gap_table(df))]
+    rank = ranking_frame(df)
+    out = glance_blocks(df, rank, summary_text(df)) + ranking_blocks(rank) + panel_blocks(df, rank)
     free = no_optimum_table(df)
     if not free.empty:
         out += [Block("h2", "Learned points without a known optimum"), Block("table", table=free)]
-    out.append(Block("h2", "Tradeoff plots"))
-    figs = [Block("fig", name, png=data) for name, data in tradeoff_figures(df)]
-    out += figs or [Block("p", "(no successful cases)")]
-    out += [Block("h2", "Flags"), Block("table", table=flags_table(df)),
+    out += [Block("h2", "Flags"),
+            Block("p", "Every case that failed, timed out, was inconsistent, went below the bound, overshot its "
+                       "budget beyond tolerance, or whose evaluators disagree."),
+            Block("table", table=flags_table(df)),
             Block("h2", "Timings"), Block("table", table=timing_table(df))]
     return out
 
 
-def write_markdown(df: pd.DataFrame, path: str | Path, title: str = "privbench report") -> Path:
-    """The generic report as Markdown at ``path``, its PNGs in ``<stem>_figures/`` beside it."""
-    return render_markdown(generic_blocks(df), Path(path), title, summary_text(df), STYLE)
+def write_generic(df: pd.DataFrame, html: str | Path | None, markdown: str | Path | None,
+                  title: str = "privbench report", command: str = "") -> list[Path]:
+    """The generic report as self-contained HTML at ``html`` and/or Markdown at ``markdown`` (its PNGs and
+    CSVs in ``<stem>_figures/`` beside it); the figures are drawn once for both."""
+    blocks, intro, st = generic_blocks(df), INTRO, stamp(df, command)
+    out = []
+    if html:
+        out.append(render_html(blocks, Path(html), title, intro, STYLE, st))
+    if markdown:
+        out.append(render_markdown(blocks, Path(markdown), title, intro, STYLE, st))
+    return out
 
 
-def write_html(df: pd.DataFrame, path: str | Path, title: str = "privbench report") -> Path:
+def write_markdown(df: pd.DataFrame, path: str | Path, title: str = "privbench report", command: str = "") -> Path:
+    """The generic report as Markdown at ``path``, its PNGs and CSVs in ``<stem>_figures/`` beside it."""
+    return write_generic(df, None, path, title, command)[0]
+
+
+def write_html(df: pd.DataFrame, path: str | Path, title: str = "privbench report", command: str = "") -> Path:
     """The generic report as one self-contained HTML file at ``path``."""
-    return render_html(generic_blocks(df), Path(path), title, summary_text(df), STYLE)
+    return write_generic(df, path, None, title, command)[0]

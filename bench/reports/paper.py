@@ -37,18 +37,13 @@ import pandas as pd
 
 from privbench.datasets.errors import InputError
 
-from .figures import tradeoff_figures
-from .paper_tables import (has_bound, obs_label, optimum_table, points_table, summary_table, timing_by_experiment,
-                           variant_labels)
+from .overview import glance_blocks, panel_blocks, ranking_blocks, stamp
+from .paper_tables import has_bound, obs_label, optimum_table, timing_by_experiment, variant_labels
+from .ranking import ranking_frame
 from .render import Block, Style, render_html, render_markdown
 from .sections import SECTIONS, labelled_blocks, mismatch_blocks, mismatch_overview, two_user_blocks
 
-STYLE = Style(css="body{font-family:sans-serif;max-width:1150px;margin:2em auto;color:#222;line-height:1.4}"
-                  "table{border-collapse:collapse;font-size:12.5px;margin:0.8em 0}"
-                  "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#eee}"
-                  "img{max-width:49%;margin:0.3%;border:1px solid #ddd;vertical-align:top}h2{margin-top:2em;"
-                  "border-bottom:1px solid #aaa}",
-              na_rep="")
+STYLE = Style(css="", na_rep="")
 
 
 def suite_metadata(df: pd.DataFrame, source: str | None = None) -> tuple[str, dict[str, dict[str, Any]], list[str]]:
@@ -112,8 +107,9 @@ def reference_values() -> dict[str, Any]:
     return yaml.safe_load(ref.read_text(encoding="utf-8")) if ref.is_file() else {}
 
 
-def experiment_blocks(name: str, g: pd.DataFrame, meta: dict[str, Any], ref: dict[str, Any]) -> list[Block]:
-    """Every block of one experiment's section."""
+def experiment_blocks(name: str, g: pd.DataFrame, meta: dict[str, Any], ref: dict[str, Any],
+                      rank: pd.DataFrame) -> list[Block]:
+    """Every block of one experiment's section (``rank``: :func:`~.ranking.ranking_frame` of all rows)."""
     title = f"{name}: {meta.get('figure', '')}".rstrip(": ")
     out = [Block("h2", title)]
     if meta.get("claim"):
@@ -135,11 +131,9 @@ def experiment_blocks(name: str, g: pd.DataFrame, meta: dict[str, Any], ref: dic
     if has_bound(g):
         out += [Block("h3", "Our optimum"), Block("table", table=optimum_table(g))]
     special = special_blocks(name, g, meta, ref)
-    if not any(SECTIONS[s].replaces_points for s in meta.get("sections", [])):
-        out += [Block("h3", "Learned points (mean ± 95% CI over seeds)"), Block("table", table=points_table(g))]
-        if has_bound(g):
-            for fname, png in tradeoff_figures(g):
-                out.append(Block("fig", f"{name.replace('/', '_')}-{fname}", png=png))
+    if has_bound(g) and not any(SECTIONS[s].replaces_points for s in meta.get("sections", [])):
+        mine = rank[rank["experiment"] == name] if not rank.empty else rank
+        out += panel_blocks(g, mine, heading="h3")
     out += special
     out.append(Block("p", f"**Where and why we differ.** {meta.get('differs') or '(not written yet)'}"))
     return out
@@ -165,36 +159,39 @@ def paper_blocks(df: pd.DataFrame, meta: dict[str, dict[str, Any]], order: list[
     ref = reference_values()
     df = df.copy()
     df["learner"] = variant_labels(df)
-    out = [Block("h2", "Summary: median and worst gap per learner and experiment")]
-    out.append(Block("p", "Gap = leakage - optimum at the distortion achieved (nats for MI, probability for MAP "
-                          "accuracy), over every budget and seed of the experiment; bound 'family' is the best "
-                          "mechanism of GAP's stated family, not over all mechanisms. Experiments on data "
-                          "without a known optimum (images, hypothesis testing) are not in this table; their "
-                          "sections give attacker and utility accuracies."))
-    out.append(Block("table", table=summary_table(df)))
+    names = [n for n in order if n in set(df["experiment"])] + sorted(set(df["experiment"]) - set(order))
+    rank = ranking_frame(df, names)
+    out = glance_blocks(df, rank, "Experiments on data without a known optimum (images, hypothesis testing) are "
+                                  "not in the heatmap; their sections give attacker and utility accuracies.")
+    out += ranking_blocks(rank)
     runs = [m for m in (manifests or []) if m.get("wall_s") is not None]
-    if runs:
-        tot = sum(float(m["wall_s"]) for m in runs)
-        jobs = sorted({str(m.get("jobs")) for m in runs})
-        devs = sorted({str(m.get("device")) for m in runs})
-        out.append(Block("p", f"**Run time.** {len(runs)} run(s) of `privbench run` wrote these results in "
-                              f"{tot:.0f} s wall time in total ({tot / 60:.1f} min; jobs {', '.join(jobs)}, "
-                              f"device {', '.join(devs)}; host {runs[-1].get('host', '?')}, commit "
-                              f"{str(runs[-1].get('git_commit', '?'))[:12]})."))
     overview = mismatch_overview(df)
     if not overview.empty:
-        out += [Block("h3", "Attacker mismatch across every experiment"),
+        out += [Block("h2", "Attacker mismatch across every experiment"),
                 Block("p", "Per learner and experiment: its own training adversary's final estimate (on training "
                            "data; accuracy for MAP experiments, nats for MI) against the independent measurement "
                            "of the same release (exact where the mechanism's form allows it, else the best fresh "
                            "attacker). A positive under-estimate means the learner's adversary reported more "
                            "privacy than the release has. Mean over seeds and budgets; worst over points."),
                 Block("table", table=overview)]
-    out += [Block("h3", "Time per experiment"), Block("table", table=timing_by_experiment(df))]
-    names = [n for n in order if n in set(df["experiment"])] + sorted(set(df["experiment"]) - set(order))
+    out += [Block("h2", "Time per experiment")] + run_time_blocks(runs)
+    out.append(Block("table", table=timing_by_experiment(df)))
     for name in names:
-        out += experiment_blocks(name, df[df["experiment"] == name], meta.get(name, {}), ref)
+        out += experiment_blocks(name, df[df["experiment"] == name], meta.get(name, {}), ref, rank)
     return out
+
+
+def run_time_blocks(runs: list[dict[str, Any]]) -> list[Block]:
+    """The total wall time of the runs that wrote the records (from their manifests)."""
+    if not runs:
+        return []
+    tot = sum(float(m["wall_s"]) for m in runs)
+    jobs = sorted({str(m.get("jobs")) for m in runs})
+    devs = sorted({str(m.get("device")) for m in runs})
+    return [Block("p", f"**Run time.** {len(runs)} run(s) of `privbench run` wrote these results in "
+                       f"{tot:.0f} s wall time in total ({tot / 60:.1f} min; jobs {', '.join(jobs)}, device "
+                       f"{', '.join(devs)}; host {runs[-1].get('host', '?')}, commit "
+                       f"{str(runs[-1].get('git_commit', '?'))[:12]}).")]
 
 
 def write_paper_report(df: pd.DataFrame, meta: dict[str, dict[str, Any]], order: list[str],
@@ -206,11 +203,10 @@ def write_paper_report(df: pd.DataFrame, meta: dict[str, dict[str, Any]], order:
     intro = ("Every experiment of the four source papers (PPAN, GAP, the chi-square sanitizer, the generative "
              "latent filter) regenerated by privbench: the exact optimum from theory/, learned mechanisms trained "
              "from samples only, and independent evaluators (never the learner's own adversary). Reproduce with "
-             "`privbench run --suite paper` then `privbench report results/runs/paper`"
-             + (f" (this report: `{command}`)" if command else "") + ".")
-    out = []
+             "`privbench run --suite paper` then `privbench report results/runs/paper`.")
+    out, st = [], stamp(df, command)
     if markdown:
-        out.append(render_markdown(blocks, Path(markdown), title, intro, STYLE))
+        out.append(render_markdown(blocks, Path(markdown), title, intro, STYLE, st))
     if html_path:
-        out.append(render_html(blocks, Path(html_path), title, intro, STYLE))
+        out.append(render_html(blocks, Path(html_path), title, intro, STYLE, st))
     return out

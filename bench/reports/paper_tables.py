@@ -1,5 +1,5 @@
-"""The paper report's shared tables and row helpers: summary, timing, points with 95% intervals,
-the optimum per budget, learner variant labels."""
+"""The paper report's shared tables and row helpers: timing, the optimum per budget, 95% half-widths,
+learner variant labels (the ranking and learned points: :mod:`.ranking`, :mod:`.points`)."""
 
 from __future__ import annotations
 
@@ -46,48 +46,12 @@ def obs_label(v: Any) -> str:
     return v if isinstance(v, str) and v else "-"
 
 
-def summary_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Median and worst gap per learner x experiment (scored experiments only; over budgets and seeds)."""
-    ok = df[(df["status"] == "ok") & df["gap"].notna()]
-    if ok.empty:
-        return pd.DataFrame()
-    g = ok.groupby(["experiment", "learner", "scenario_id"], sort=True)
-    out = g.agg(median_gap=("gap", "median"), worst_gap=("gap", "max"),
-                rows=("gap", "size"), seeds=("rep", "nunique"), bound=("bound_kind", "first"),
-                below_bound=("below_bound", "sum")).reset_index()
-    return out
-
-
 def timing_by_experiment(df: pd.DataFrame) -> pd.DataFrame:
     """Cases, seeds and summed wall time per experiment (the time of its cases, one core each)."""
     g = df.groupby("experiment", sort=True)
     return g.agg(rows=("case_id", "size"), cases=("case_key", "nunique"), seeds=("rep", "nunique"),
                  ok=("status", lambda s: int((s == "ok").sum())),
                  core_seconds=("wall_time_s", "sum")).reset_index()
-
-
-def points_table(g: pd.DataFrame) -> pd.DataFrame:
-    """Learned points: mean ± 95% CI over seeds of distortion, leakage and gap; the optimum there."""
-    rows = []
-    ok = g[g["status"] == "ok"].copy()
-    ok["observation"] = ok["observation"].fillna("")
-    ok["family"] = ok["family"].fillna("")
-    keys = ["scenario_id", "observation", "privacy", "learner", "n_train", "budget"]
-    for key, h in ok.groupby(keys, sort=True):
-        sid, obs, priv, lr, n_train, b = key
-        rows.append({
-            "scenario": sid, "obs": obs_label(obs), "privacy": priv, "learner": lr, "n_train": int(n_train),
-            "budget": b, "seeds": len(h),
-            "distortion": pm(h["distortion"].mean(), ci95(h["distortion"])),
-            "leakage": pm(h["leakage"].mean(), ci95(h["leakage"])),
-            "optimum at distortion": (f"{h['optimum_at_distortion'].mean():.4f}"
-                                      if h["optimum_at_distortion"].notna().any() else "n/a"),
-            "gap": pm(h["gap"].mean(), ci95(h["gap"])) if h["gap"].notna().any() else "n/a",
-            "worst gap": f"{h['gap'].max():.4f}" if h["gap"].notna().any() else "n/a",
-            "evaluator": ", ".join(sorted(set(h["leakage_evaluator"].astype(str)))),
-            "wall s/point": f"{h['wall_time_s'].mean():.2f}",
-        })
-    return pd.DataFrame(rows)
 
 
 def optimum_table(g: pd.DataFrame) -> pd.DataFrame:

@@ -1,5 +1,6 @@
-"""The one renderer of every report: a list of :class:`Block` to Markdown (PNGs in a folder beside
-it) or to one self-contained HTML file (base64 PNGs)."""
+"""The one renderer of every report: a list of :class:`Block` through the jinja2 templates of
+``templates/`` to Markdown (tables by pandas/tabulate; PNGs and CSVs in a folder beside it) or to one
+self-contained HTML file (base64 PNGs, CSV downloads as data: links, a table of contents with anchors)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from ..store import atomic_write_text
@@ -19,10 +19,11 @@ from ..store import atomic_write_text
 
 @dataclass
 class Block:
-    """One piece of a report: a heading (``h2``, ``h3``), a paragraph (``p``; ``**bold**`` and
-    ``code`` marks), a ``table`` (a DataFrame) or a ``fig`` (PNG bytes named by ``text``)."""
+    """One piece of a report: a heading (``h2``, a table-of-contents entry with an anchor; ``h3``), a
+    paragraph (``p``; ``**bold**`` and ``code`` marks), a ``table`` (a DataFrame, downloadable as CSV), a
+    ``fig`` (PNG bytes named by ``text``) or ``toc`` (the table of contents of every ``h2``)."""
 
-    kind: str  # "h2", "h3", "p", "table", "fig"
+    kind: str  # "h2", "h3", "p", "table", "fig", "toc" (where the table of contents goes)
     text: str = ""
     table: pd.DataFrame | None = None
     png: bytes = b""
@@ -36,24 +37,6 @@ class Style:
     css: str
     na_rep: str = "NaN"
     per_file_figures: bool = False
-
-
-def md_table(df: pd.DataFrame, floatfmt: str = ".4g") -> str:
-    """A DataFrame as a Markdown table (``_none_`` when empty; NaN as an empty cell)."""
-    if df.empty:
-        return "_none_\n"
-    cols = list(df.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for _, r in df.iterrows():
-        cells = []
-        for c in cols:
-            v = r[c]
-            if isinstance(v, (float, np.floating)):
-                cells.append("" if np.isnan(v) else format(float(v), floatfmt))
-            else:
-                cells.append(str(v).replace("|", "/").replace("\n", " "))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
 
 
 def md_inline(text: str) -> str:
@@ -74,7 +57,7 @@ def png(fig: Any) -> bytes:
 
     buf = io.BytesIO()
     fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=110)
+    fig.savefig(buf, format="png", dpi=160)
     plt.close(fig)
     return buf.getvalue()
 
@@ -91,43 +74,84 @@ def setup_plots() -> Any:
     return plt
 
 
-def render_markdown(blocks: list[Block], path: Path, title: str, intro: str, style: Style) -> Path:
-    """Write ``blocks`` as Markdown to ``path`` (atomically), figures as PNG files beside it."""
+def env(trim: bool = True) -> Any:
+    """The jinja2 environment of the report templates (package data under ``templates/``)."""
+    import jinja2
+
+    e = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
+                           autoescape=jinja2.select_autoescape(["html.j2"]), trim_blocks=trim,
+                           lstrip_blocks=True, keep_trailing_newline=True)
+    e.filters["inline"] = lambda text: markupsafe_inline(text)
+    return e
+
+
+def markupsafe_inline(text: str) -> Any:
+    from markupsafe import Markup
+
+    return Markup(md_inline(text))
+
+
+def contents(blocks: list[Block]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Blocks as template dicts (unique anchors on headings) and the table of contents (the h2 headings)."""
+    seen: dict[str, int] = {}
+    out, toc = [], []
+    for b in blocks:
+        d: dict[str, Any] = {"kind": b.kind, "text": b.text}
+        if b.kind in ("h2", "h3"):  # h4: no anchor
+            base = re.sub(r"[^a-z0-9]+", "-", b.text.lower()).strip("-") or "section"
+            seen[base] = seen.get(base, 0) + 1
+            d["anchor"] = base if seen[base] == 1 else f"{base}-{seen[base]}"
+            if b.kind == "h2":
+                toc.append(d)
+        out.append(d)
+    return out, toc
+
+
+def table_name(i: int, heading: str) -> str:
+    return f"table{i:02d}-{re.sub(r'[^a-z0-9]+', '-', heading.lower()).strip('-')[:60] or 'table'}.csv"
+
+
+def render_markdown(blocks: list[Block], path: Path, title: str, intro: str, style: Style,
+                    stamp: str = "") -> Path:
+    """Write ``blocks`` as Markdown to ``path`` (atomically): tables from pandas (tabulate), each with
+    its CSV, and figures as PNG files in a folder beside it."""
     fig_dir = path.parent / ((path.stem + "_figures") if style.per_file_figures else "figures")
     fig_dir.mkdir(parents=True, exist_ok=True)
-    parts = [f"# {title}\n", intro + "\n"]
-    for b in blocks:
-        if b.kind == "h2":
-            parts.append(f"## {b.text}\n")
-        elif b.kind == "h3":
-            parts.append(f"### {b.text}\n")
-        elif b.kind == "p":
-            parts.append(b.text + "\n")
-        elif b.kind == "table":
-            parts.append(md_table(b.table if b.table is not None else pd.DataFrame()))
+    items, toc = contents(blocks)
+    heading = title
+    for i, (b, d) in enumerate(zip(blocks, items)):
+        heading = b.text if b.kind in ("h2", "h3") else heading
+        if b.kind == "table" and b.table is not None and not b.table.empty:
+            name = table_name(i, heading)
+            atomic_write_text(fig_dir / name, b.table.to_csv(index=False))
+            d.update(md=b.table.to_markdown(index=False, floatfmt=".4g", missingval=""), rows=len(b.table),
+                     csv_path=f"{fig_dir.name}/{name}")
         elif b.kind == "fig":
             name = slug(b.text)
             (fig_dir / name).write_bytes(b.png)
-            parts.append(f"![{name}]({fig_dir.name}/{name})\n")
-    atomic_write_text(path, "\n".join(parts))
+            d.update(path=f"{fig_dir.name}/{name}", caption=name)
+    text = env(trim=False).get_template("report.md.j2").render(title=title, intro=intro, stamp=stamp, blocks=items,
+                                                               toc=toc)
+    atomic_write_text(path, re.sub(r"\n{3,}", "\n\n", re.sub(r"[ \t]+\n", "\n", text)))
     return path
 
 
-def render_html(blocks: list[Block], path: Path, title: str, intro: str, style: Style) -> Path:
-    """Write ``blocks`` as one self-contained HTML file to ``path`` (atomically)."""
-    body = [f"<h1>{html.escape(title)}</h1><p>{md_inline(intro)}</p>"]
-    for b in blocks:
-        if b.kind in ("h2", "h3"):
-            body.append(f"<{b.kind}>{html.escape(b.text)}</{b.kind}>")
-        elif b.kind == "p":
-            body.append(f"<p>{md_inline(b.text)}</p>")
-        elif b.kind == "table":
-            t = b.table if b.table is not None else pd.DataFrame()
-            body.append("<p><i>none</i></p>" if t.empty else
-                        t.to_html(index=False, float_format=lambda x: f"{x:.4g}", na_rep=style.na_rep))
+def render_html(blocks: list[Block], path: Path, title: str, intro: str, style: Style, stamp: str = "") -> Path:
+    """Write ``blocks`` as one self-contained HTML file to ``path`` (atomically): base64 PNGs, and every
+    table's CSV as a download link (a data: URI; the file opens offline)."""
+    items, toc = contents(blocks)
+    heading = title
+    for i, (b, d) in enumerate(zip(blocks, items)):
+        heading = b.text if b.kind in ("h2", "h3") else heading
+        if b.kind == "table" and b.table is not None and not b.table.empty:
+            t = b.table
+            d.update(html=t.to_html(index=False, float_format=lambda x: f"{x:.4g}", na_rep=style.na_rep,
+                                    border=0),
+                     rows=len(t), csv_name=table_name(i, heading),
+                     csv_b64=base64.b64encode(t.to_csv(index=False).encode()).decode())
         elif b.kind == "fig":
-            body.append(f'<img alt="{html.escape(b.text)}" '
-                        f'src="data:image/png;base64,{base64.b64encode(b.png).decode()}">')
-    atomic_write_text(path, f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-                            f"<style>{style.css}</style></head><body>{''.join(body)}</body></html>")
+            d.update(b64=base64.b64encode(b.png).decode(), caption=b.text)
+    text = env().get_template("report.html.j2").render(title=title, intro=intro, stamp=stamp, blocks=items,
+                                                       toc=toc, css=style.css)
+    atomic_write_text(path, text)
     return path

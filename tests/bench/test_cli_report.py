@@ -42,10 +42,11 @@ def test_report_writes_html_and_markdown(tmp_path, capsys):
     out = _run(tmp_path, "a", "randomized-response")
     assert main(["report", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "randomized-response" in text and "median_gap" in text
+    assert "randomized-response" in text and "strict gap (mean)" in text and "95% CI" in text
     html = (out / "report.html").read_text()
-    assert "data:image/png;base64," in html
+    assert "data:image/png;base64," in html and "Report built" in html and "from commit(s)" in html
     assert (out / "report.md").is_file() and list((out / "report_figures").glob("*.png"))
+    assert list((out / "report_figures").glob("*.csv"))
     assert main(["report", str(out), "--html", str(tmp_path / "only.html")]) == 0
     assert (tmp_path / "only.html").is_file()
 

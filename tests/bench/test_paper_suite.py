@@ -91,7 +91,8 @@ def test_miniature_of_every_experiment_runs_and_reports(tmp_path, capsys):
     html = (out / "report.html").read_text()
     for name in REQUIRED:
         assert f"## {name}:" in md, name
-    assert "Summary: median and worst gap" in md and "<img" in html
+    assert "At a glance: strict gap per learner and experiment" in md and "<img" in html
+    assert "Best learner within budget per experiment" in md and "Legend of marks" in md and "## Contents" in md
     assert "Learned parameters vs GAP Tables 2-5" in md
     assert "Gap vs training-set size" in md
     assert "Attacker mismatch" in md
