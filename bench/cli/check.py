@@ -39,9 +39,13 @@ def cmd_check(args: argparse.Namespace) -> int:
                                        write_baselines)
     from privbench.bench.run import run_cases
     from privbench.bench.store import read_records
+    from privbench.bench.suites.case import skip_lines
 
     command = command_line(sys.argv)
     suite = checked_suite(args)
+    if not args.write_baselines:  # the suite's own learners skip by design (``learners: all``)
+        for line in skip_lines(suite.skipped):
+            print(f"skipped: {line}")
     baseline_file = Path(args.baselines) if args.baselines else default_baseline_file(suite.name)
     baselines = None if args.write_baselines else read_baselines(baseline_file)
     with tempfile.TemporaryDirectory(prefix="privbench-check-") as tmp:
@@ -61,7 +65,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"note: {line}")
     for line in failures:
         print(f"REGRESSION: {line}")
-    print(f"{checked} points checked against {baseline_file}: {len(failures)} regression(s)")
+    skipped = "" if not suite.skipped else (f"; {suite.skipped_experiments()} experiment(s) skipped "
+                                            f"({len(suite.skipped)} tasks the learner does not serve: not run, "
+                                            "not regressions)")
+    print(f"{checked} points checked against {baseline_file}: {len(failures)} regression(s){skipped}")
     if not checked and not failures:
         print(f"FAILED: no point of this run has a baseline in {baseline_file}: a check that checked nothing "
               "does not pass", file=sys.stderr)

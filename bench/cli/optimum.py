@@ -127,7 +127,7 @@ def list_learners() -> int:
 
     for name, cls in available().items():
         print(f"{name}: {cls.summary}")
-        print(f"    tasks: {', '.join(cls.serves)}; observation: {', '.join(cls.observations)}; "
+        print(f"    tasks: {cls.declared().describe()}; observation: {', '.join(cls.observations)}; "
               f"privacy: {', '.join(cls.privacies)}  ({cls.__module__}.{cls.__qualname__})")
     for name, err in plugin_errors().items():
         print(f"{name}: FAILED TO LOAD ({err})")

@@ -132,6 +132,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     for line in summary.failures:
         print(f"  {line}")
     print(summary.line())
+    if suite.skipped:  # tasks a learner of the suite does not serve (Learner.supports): not run, not failed
+        print(f"not run: {len(suite.skipped)} task(s) of {suite.skipped_experiments()} (experiment, learner) "
+              "pair(s) the learner does not serve (privbench list learners)")
     if args.csv is not None:
         print(f"CSV: {export_csv(out, os.path.join(out, 'results.csv') if args.csv is True else args.csv)}")
     bad = sum(n for status, n in summary.counts.items() if status != "ok")

@@ -11,8 +11,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from privbench.bench.suites.case import DEFAULT_N_EVAL, Case, Suite, normalize_value
-from privbench.bench.suites.make import default_n_train, make_case, resolve_case, training_objective
+from privbench.bench.suites.case import DEFAULT_N_EVAL, Case, Skip, Suite, normalize_value
+from privbench.bench.suites.make import default_n_train, make_case, resolve_case, unserved
 from privbench.datasets.errors import InputError
 from privbench.datasets.limits import MAX_CASES, MAX_REPS, MAX_SAMPLES
 from privbench.datasets.validate import check_int
@@ -107,6 +107,7 @@ def parse_suite(data: Any, name: str, source: str = "<suite>", reps: int | None 
                                 or not math.isfinite(timeout) or timeout <= 0):
         raise InputError(f"{where}: timeout={timeout!r} must be a positive number of seconds")
     cases: list[Case] = []
+    skips: list[Skip] = []
     seen: dict[str, str] = {}
     for i, exp in enumerate(exps):
         if not isinstance(exp, dict):
@@ -114,7 +115,7 @@ def parse_suite(data: Any, name: str, source: str = "<suite>", reps: int | None 
         ename = str(exp.get("name") or f"experiment-{i + 1}")
         ewhere = f"{where} experiment {ename!r}"
         no_unknown(exp, EXPERIMENT_KEYS, ewhere)
-        for case in expand(exp, ename, name, data, table, learners is not None, d_reps, reps, ewhere):
+        for case in expand(exp, ename, name, data, table, learners is not None, d_reps, reps, ewhere, skips):
             if case.key in seen:
                 raise InputError(f"{ewhere}: declares the same case as experiment {seen[case.key]!r} "
                                  f"({case.label()})")
@@ -123,10 +124,12 @@ def parse_suite(data: Any, name: str, source: str = "<suite>", reps: int | None 
         if len(cases) > MAX_CASES:
             raise InputError(f"{where}: declares more than {MAX_CASES} cases (privbench.datasets.limits.MAX_CASES)")
     if not cases:
-        raise InputError(f"{where}: no case is served by the learner(s) {', '.join(table)}")
+        why = f" ({skips[0].learner!r} {skips[0].reason})" if skips else ""
+        raise InputError(f"{where}: no case is served by the learner(s) {', '.join(table)}{why}")
     check_on(table, cases, {str(e.get("name") or f"experiment-{i + 1}") for i, e in enumerate(exps)}, where)
     return Suite(name=name, cases=cases, description=str(data.get("description") or ""),
-                 timeout=float(timeout) if timeout is not None else None, source=source, learners=table)
+                 timeout=float(timeout) if timeout is not None else None, source=source, learners=table,
+                 skipped=skips)
 
 
 def check_on(table: dict[str, dict[str, Any]], cases: list[Case], names: set[str], where: str) -> None:
@@ -141,12 +144,13 @@ def check_on(table: dict[str, dict[str, Any]], cases: list[Case], names: set[str
 
 
 def expand(exp: dict[str, Any], ename: str, suite: str, top: dict[str, Any], table: dict[str, dict],
-           override: bool, d_reps: int, reps_cli: int | None, where: str) -> list[Case]:
+           override: bool, d_reps: int, reps_cli: int | None, where: str, skips: list[Skip]) -> list[Case]:
     """The cases of one experiment: its grid of parameters, observations, ..., learners and repetitions.
 
     ``override`` (``privbench check --learner``): every learner of ``table`` runs wherever it
     serves the task, whatever the experiment's ``learners``.  Learners picked by ``all`` skip
-    tasks they do not serve; learners the experiment names must serve every task.
+    tasks they do not serve (each appended to ``skips``); learners the experiment names must
+    serve every task.
     """
     if "scenario" not in exp:
         raise InputError(f"{where}: 'scenario' is missing")
@@ -169,15 +173,20 @@ def expand(exp: dict[str, Any], ename: str, suite: str, top: dict[str, Any], tab
                          "(privbench.datasets.limits.MAX_CASES)")
     try:
         return [case for params in plist
-                for case in expand_scenario(exp, ename, suite, params, grid, picks, strict, budgets, reps, where)]
+                for case in expand_scenario(exp, ename, suite, params, grid, picks, strict, budgets, reps, where,
+                                            skips)]
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None
 
 
 def expand_scenario(exp: dict[str, Any], ename: str, suite: str, params: dict[str, Any],
                     grid: dict[str, list[Any]], picks: list[tuple[str, dict[str, Any], Any]], strict: bool,
-                    budgets: list[Any], reps: int, where: str) -> list[Case]:
-    """The cases of one experiment on one scenario (one entry of its ``params`` list)."""
+                    budgets: list[Any], reps: int, where: str, skips: list[Skip]) -> list[Case]:
+    """The cases of one experiment on one scenario (one entry of its ``params`` list).
+
+    A task a learner does not serve (:meth:`Learner.supports`) makes no case; outside ``strict``
+    it is appended to ``skips``, under ``strict`` :func:`make_case` refuses it.
+    """
     from privbench.datasets.scenarios import make_scenario
     from privbench.datasets.tasks import task_for
     from privbench.learners import make_learner
@@ -190,8 +199,11 @@ def expand_scenario(exp: dict[str, Any], ename: str, suite: str, params: dict[st
                 privacy, observation, family = resolve_case(sc, priv, obs, fam)
                 task = task_for(sc, observation, privacy)
                 for lname, lp, own, objective in ((n, p, b, o) for n, p, b in picks for o in grid["objective"]):
-                    if not strict and training_objective(make_learner(lname, **lp), task, objective) is None:
-                        continue
+                    if not strict:
+                        why = unserved(make_learner(lname, **lp), task, objective)[1]
+                        if why is not None:
+                            skips.append(Skip(ename, sc.id, observation, privacy, lname, why))
+                            continue
                     for n_train in grid["n_train"]:
                         for n_eval in grid["n_eval"]:
                             first = make_case(
