@@ -16,7 +16,7 @@ from typing import Any, Callable
 from ..execute import execute_case
 from ..records import error_text, failure_rows
 from ..suites import Case
-from .common import Job, default_jobs, init_worker
+from .common import Job, init_worker, worker_threads
 
 
 def _worker_main(conn: Any, parent: int, threads: int | None) -> None:
@@ -64,13 +64,18 @@ class _Worker:
 
 
 def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
-               claim: Callable[[Case], Job | None], finish: Callable[[Job, list], None]) -> None:
-    """Run ``todo`` on ``jobs`` local worker processes; ``claim`` each case, ``finish`` its rows."""
+               claim: Callable[[Case], Job | None], finish: Callable[[Job, list], None],
+               threads: int | None = None) -> None:
+    """Run ``todo`` on ``jobs`` local worker processes; ``claim`` each case, ``finish`` its rows.
+
+    Each worker (and its evaluator process) runs ``threads`` torch threads (default
+    :data:`~privbench.bench.backends.common.DEFAULT_WORKER_THREADS`: one).
+    """
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
     ctx = mp.get_context("spawn")
-    threads = max(1, default_jobs() // jobs)
+    threads = worker_threads(threads)
     queue, idle, busy = deque(todo), [], []  # type: ignore[var-annotated]
     try:
         while queue or busy:

@@ -11,7 +11,7 @@ from typing import Any
 
 from privbench.bench.cli.common import DEVICES, EXIT_CHECK_FAILED, command_line, count_type, param
 from privbench.datasets.errors import InputError
-from privbench.datasets.limits import MAX_JOBS
+from privbench.datasets.limits import MAX_JOBS, MAX_THREADS
 
 
 def add_check(sub: Any) -> None:
@@ -27,6 +27,8 @@ def add_check(sub: Any) -> None:
     chk.add_argument("--out", metavar="DIR", help="keep the run's results here (default: a temporary directory)")
     chk.add_argument("--resume", action="store_true", help="continue a run in --out")
     chk.add_argument("--jobs", type=count_type("--jobs", 1, MAX_JOBS), default=None, metavar="N")
+    chk.add_argument("--threads", type=count_type("--threads", 1, MAX_THREADS), default=None, metavar="N",
+                     help="torch threads per worker process (default 1)")
     chk.add_argument("--device", choices=DEVICES, default="cpu")
     chk.add_argument("--write-baselines", action="store_true",
                      help="instead of checking: run the suite's own learners and write the baseline file")
@@ -51,7 +53,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="privbench-check-") as tmp:
         out = args.out or os.path.join(tmp, "run")
         summary = run_cases(suite.cases, out, suite=suite.name, jobs=args.jobs, device=args.device,
-                            timeout=suite.timeout, resume=args.resume, command=command)
+                            timeout=suite.timeout, resume=args.resume, command=command, threads=args.threads)
         print(summary.line())
         df = read_records(out)
         ids = {i for case in suite.cases for i in case.case_ids()}

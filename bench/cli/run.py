@@ -10,7 +10,7 @@ from typing import Any
 from privbench.bench.cli.common import (DEVICES, EXIT_CASES_FAILED, EXIT_INTERRUPTED, budget, check_output_file,
                                         command_line, count_type, param, unique_params)
 from privbench.datasets.errors import InputError
-from privbench.datasets.limits import MAX_JOBS, MAX_REPS, MAX_SAMPLES
+from privbench.datasets.limits import MAX_JOBS, MAX_REPS, MAX_SAMPLES, MAX_THREADS
 from privbench.datasets.vocabulary import OBSERVATIONS, PRIVACIES
 
 RUN_EPILOG = """\
@@ -86,6 +86,9 @@ def add_how(how: Any) -> None:
                      help="with --resume: run again cases stored as failed or timed out")
     how.add_argument("--jobs", type=count_type("--jobs", 1, MAX_JOBS), default=None, metavar="N",
                      help="parallel worker processes (default: the CPU cores available)")
+    how.add_argument("--threads", type=count_type("--threads", 1, MAX_THREADS), default=None, metavar="N",
+                     help="torch threads per worker process (default 1: fastest for small networks; "
+                          "local backend)")
     how.add_argument("--device", choices=DEVICES, default="auto",
                      help="where learners train (default auto: cuda if available)")
     how.add_argument("--backend", choices=("local", "dask"), default="local",
@@ -125,7 +128,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         summary = run_cases(suite.cases, out, suite=suite.name, jobs=args.jobs, device=args.device,
                             timeout=timeout, backend=args.backend, scheduler=args.scheduler, resume=args.resume,
                             retry_failed=args.retry_failed, progress="none" if args.quiet else None,
-                            command=command_line(sys.argv))
+                            command=command_line(sys.argv), threads=args.threads)
     except KeyboardInterrupt:
         sys.stderr.write(f"privbench: interrupted; finished cases are stored in {out}: add --resume to continue\n")
         return EXIT_INTERRUPTED

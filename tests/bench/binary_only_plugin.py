@@ -31,3 +31,14 @@ class OldStyle(PlugIn):
 
     name = "old-style"
     serves = ("finite",)
+
+
+class ThreadReporter(PlugIn):
+    """Fails on purpose, naming the torch thread count its worker process trains with."""
+
+    name = "thread-reporter"
+
+    def _fit(self, samples, task, budgets, seed, device):
+        import torch
+
+        raise RuntimeError(f"torch threads={torch.get_num_threads()}")
