@@ -189,7 +189,7 @@ def test_the_package_keeps_every_public_name_of_the_old_module():
 
 
 def test_suite_counts_refuse_non_integers_with_where_first():
-    with pytest.raises(InputError, match=r"^suite 'r' \(<suite>\): reps=0 must be an integer >= 1$"):
+    with pytest.raises(InputError, match=r"^suite 'r' \(<suite>\): reps=0 must be an integer in \[1, 10000\]$"):
         parse_suite({"reps": 0, "experiments": [{"scenario": "binary", "budgets": [0.1]}]}, "r")
     with pytest.raises(InputError, match=r"^privbench run: --seeds=True must be an integer >= 1$"):
         adhoc_suite("binary", {"p": 0.5, "q": 0.25}, "full", "mi", None, ["identity"], {}, [0.1], reps=True)
