@@ -3,6 +3,15 @@ safe with CUDA and on every platform).  A worker tells the parent when it starts
 ``timeout`` seconds has its worker killed (SIGKILL) and is recorded ``timeout``; a worker that dies is
 recorded ``failed`` and replaced.  Workers ignore SIGINT (the parent handles Ctrl-C) and exit by
 themselves when the parent dies (``kill -9``).  Only the calling process writes results (``finish``).
+
+Why not a library pool (issue 13, looked at): ``loky`` has no per-task timeout that kills the worker
+running the task (only an idle timeout for the whole executor), which this backend's ``timeout``
+needs.  ``pebble.ProcessPool`` has one, but here a case is claimed in the store only when a worker is
+free to start it (so that concurrent resumers share the work), the clock starts when the worker says
+"start" after its imports and evaluator child are up, and a killed worker's evaluator child must not
+outlive it: a pebble version would keep the claim loop and the worker start-up and save only the
+~40 lines of the wait loop, for a new dependency whose SIGTERM-then-kill and task-start bookkeeping
+would have to be re-verified by ``tests/bench/test_faults.py`` and ``test_runner.py``.  Kept.
 """
 
 from __future__ import annotations
