@@ -23,7 +23,8 @@ A suite is a YAML file (benchopt style: parameter grids expanded into cases)::
         observation: [useful, full]   # a value or a list (grid); same for privacy,
         privacy: mi                   # family, objective, n_train and n_eval
         budgets: [0.1, 0.3]     # one batched fit per case
-        learners: all           # every suite learner that serves the task, or a list of
+        learners: all           # every suite learner that serves the task (Learner.supports; the tasks
+                                # a learner refuses are listed in Suite.skipped), or a list of
                                 # names and {name: {hyper-parameters}}; a `budgets` key there
                                 # gives that learner its own budgets (another unit: a KL budget)
 
