@@ -64,6 +64,7 @@ from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 from privbench.learners.base import Learner, Mechanism
 from privbench.learners.mechanisms import FiniteChannel, LinearGaussian
+from privbench.learners.serves import Serves
 
 
 def estimate_joint(samples: Samples, n_s: int, n_u: int, smoothing: float = 0.0) -> np.ndarray:
@@ -168,7 +169,7 @@ class PlugIn(Learner):
     name = "plugin"
     summary = ("plug-in: estimate the model (empirical joint, add-alpha optional; or the Gaussian sample "
                "covariance), then theory's optimal mechanism for the estimate")
-    serves = ("finite", "gaussian")
+    serves = Serves(kinds=("finite", "gaussian"))
     observations = ("useful", "full")
     privacies = ("mi", "map", "chi2")
     test_params: dict[str, Any] = {}
@@ -176,6 +177,12 @@ class PlugIn(Learner):
     def __init__(self, smoothing: float = 0.0, structure: str = "prop2") -> None:
         self.smoothing = smoothing
         self.structure = structure
+
+    def refusal(self, task: Task) -> str | None:
+        """As declared, and gaussian tasks for privacy ``mi`` only (theory's Gaussian closed forms)."""
+        if task.kind == "gaussian" and task.privacy != "mi":
+            return f"serves gaussian tasks for privacy mi only (theory's closed forms), not {task.privacy}"
+        return super().refusal(task)
 
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
         if task.kind == "gaussian":
@@ -204,9 +211,6 @@ class PlugIn(Learner):
     def _fit_gaussian(self, samples: Samples, task: Task, budgets: np.ndarray) -> list[Mechanism]:
         from privbench.theory.gaussian import gaussian_optimum
 
-        if task.privacy != "mi":
-            raise InputError(f"plugin serves gaussian tasks for privacy='mi' only (got {task.privacy!r}): theory "
-                             "has Gaussian closed forms for mutual information")
         if self.smoothing != 0:
             raise InputError(f"smoothing={self.smoothing!r} applies to finite tasks only (must be 0 here)")
         sc, facts = estimate_gaussian_model(samples, task, self.structure)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from privbench.datasets.errors import InputError
+from privbench.datasets.limits import MAX_THREADS
 from privbench.datasets.validate import check_int
 
 from .artifacts import MECHANISMS_DIR
@@ -270,7 +271,7 @@ class Writer:
 def run_cases(cases: Iterable[Case], out: str | os.PathLike, *, suite: str = "adhoc", jobs: int | None = None,
               device: str = "auto", timeout: float | None = None, backend: str = "local",
               scheduler: str | None = None, resume: bool = False, retry_failed: bool = False,
-              progress: str | None = None, command: str = "") -> RunSummary:
+              progress: str | None = None, command: str = "", threads: int | None = None) -> RunSummary:
     """Run ``cases`` into the results directory ``out``.
 
     Parameters
@@ -293,6 +294,9 @@ def run_cases(cases: Iterable[Case], out: str | os.PathLike, *, suite: str = "ad
         With ``resume``: run again cases stored as failed or timed out.
     progress : {"bar", "lines", "none"}, optional
         Default: a bar on a terminal, else one line per case.
+    threads : int, optional
+        Torch threads per local worker process (default 1: see
+        :data:`~privbench.bench.backends.common.DEFAULT_WORKER_THREADS`).
 
     Raises
     ------
@@ -302,13 +306,19 @@ def run_cases(cases: Iterable[Case], out: str | os.PathLike, *, suite: str = "ad
     """
     cases = list(cases)
     jobs = check_options(backend, scheduler, jobs, timeout, device)
+    if threads is not None:
+        threads = check_int("threads", threads, 1, maximum=MAX_THREADS)
+        if backend != "local":
+            raise InputError(f"--threads applies to the local backend (Dask workers run one torch thread "
+                             f"each), not --backend {backend}")
     store = ResultsDir(out)
     store.clean_stale_temporaries()
     todo, skipped = plan(cases, store.statuses(), retry_failed, resume, out, suite)
     run_id = new_run_id()
     summary = RunSummary(out=Path(out), run_id=run_id, skipped=skipped)
     manifest = {"run_id": run_id, "suite": suite, "command": command, "started_at": now(), "backend": backend,
-                "jobs": jobs, "device": device, "timeout_s": timeout, "cases_total": len(cases),
+                "jobs": jobs, "threads": threads, "device": device, "timeout_s": timeout,
+                "cases_total": len(cases),
                 "cases_skipped": skipped, "status": "running", "pid": os.getpid(), **provenance()}
     store.write_manifest(run_id, manifest)
     bar = Progress(todo, progress or ("bar" if sys.stderr.isatty() else "lines"),
@@ -318,7 +328,8 @@ def run_cases(cases: Iterable[Case], out: str | os.PathLike, *, suite: str = "ad
     status = "interrupted"
     try:
         with SigtermAsInterrupt():
-            BACKENDS[backend](todo, jobs, device, timeout, scheduler, writer.claim, writer.finish)
+            BACKENDS[backend](todo, jobs, device, timeout, scheduler, writer.claim, writer.finish,
+                              **({} if threads is None else {"threads": threads}))
         status = "finished"
     finally:
         bar.close()

@@ -25,6 +25,8 @@ MIN_SCALE = 1e-100
 MAX_DEPTH = 50
 #: Most local worker processes (``--jobs``).
 MAX_JOBS = 1024
+#: Most torch threads per worker process (``--threads``).
+MAX_THREADS = 1024
 #: Largest integer hyper-parameter of a built-in learner (training steps, widths, batch sizes).
 MAX_HYPER_INT = 1_000_000
 #: Largest data file privbench reads (IDX, CSV), after gzip decompression, in bytes.

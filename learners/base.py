@@ -32,6 +32,7 @@ from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
 from .errors import TrainingError
+from .serves import Serves, as_serves
 
 FORMAT = "privbench-mechanism/1"
 
@@ -175,16 +176,20 @@ class ConfigTensorsMechanism(Mechanism):
 class Learner(ABC):
     """Base class of every trainable privatizer (scikit-learn style).
 
-    Subclasses declare ``name``, ``serves`` (task kinds), ``observations`` and
-    ``privacies`` they handle, store hyper-parameters in ``__init__`` (keyword
-    arguments with defaults, nothing computed), and implement :meth:`_fit`.
+    Subclasses declare ``name``, ``serves`` (a :class:`~privbench.learners.serves.Serves`: task
+    kinds, alphabet sizes, dimensions, distortions; default every task; a tuple of kinds is the
+    older form), the ``observations`` and ``privacies`` they handle, store hyper-parameters in
+    ``__init__`` (keyword arguments with defaults, nothing computed), and implement :meth:`_fit`.
+    :meth:`supports` is the one test of whether a learner serves a task: suites and
+    ``privbench check`` skip (and list) what it refuses; a learner may override it (or
+    :meth:`refusal`, to say why) for limits a declaration cannot express.
     ``test_params`` are hyper-parameters small enough for a test that runs in
     seconds (benchopt's ``test_parameters``).
     """
 
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
-    serves: ClassVar[tuple[str, ...]] = ()
+    serves: ClassVar["Serves | tuple[str, ...]"] = Serves()
     observations: ClassVar[tuple[str, ...]] = ("useful", "full")
     privacies: ClassVar[tuple[str, ...]] = ("mi", "map", "chi2")
     test_params: ClassVar[dict[str, Any]] = {}
@@ -227,9 +232,27 @@ class Learner(ABC):
         """
         return self.get_params()
 
+    @classmethod
+    def declared(cls) -> Serves:
+        """The learner's ``serves`` as a :class:`~privbench.learners.serves.Serves`."""
+        return as_serves(cls.serves)
+
+    def refusal(self, task: Task) -> str | None:
+        """Why this learner cannot train for ``task`` (one phrase), or None when it can.
+
+        From the declarations: ``serves``, ``observations`` and ``privacies`` (``task.privacy``
+        is the metric it is asked to train for).
+        """
+        why = self.declared().refusal(task)
+        if why is None and task.observation not in self.observations:
+            why = f"serves observations {', '.join(self.observations)}, not {task.observation}"
+        if why is None and task.privacy not in self.privacies:
+            why = f"trains for privacy {', '.join(self.privacies)}, not {task.privacy}"
+        return why
+
     def supports(self, task: Task) -> bool:
-        return (task.kind in self.serves and task.observation in self.observations
-                and task.privacy in self.privacies)
+        """Whether this learner can train for ``task`` (default: :meth:`refusal` finds nothing)."""
+        return self.refusal(task) is None
 
     def fit(self, samples: Samples, task: Task, budget: float | Sequence[float], seed: int = 0,
             device: str = "auto") -> "Mechanism | list[Mechanism]":
@@ -254,10 +277,8 @@ class Learner(ABC):
         if not isinstance(task, Task):
             raise InputError(f"task must be a privbench Task, got {type(task).__name__}")
         if not self.supports(task):
-            raise InputError(
-                f"learner {self.name!r} does not serve a {task.kind} task with observation="
-                f"{task.observation}, privacy={task.privacy} (serves kinds {', '.join(self.serves)}; "
-                f"observations {', '.join(self.observations)}; privacy {', '.join(self.privacies)})")
+            raise InputError(f"learner {self.name!r} does not serve this {task.kind} task with observation="
+                             f"{task.observation}, privacy={task.privacy}: {self.refusal(task) or 'supports() refuses it'}")
         samples = task.check_samples(samples)
         many = not np.isscalar(budget) and not isinstance(budget, (int, float))
         budgets = check_budgets(budget if many else [budget])

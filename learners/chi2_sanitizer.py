@@ -75,6 +75,7 @@ from .nn.core import ADVERSARY_CHECK_N, check_loss, generator, init_module, seed
 from .nn.sweep import SweepMLP, sweep_slice
 from .noise_sanitizer import NoiseSanitizer
 from .registry import register
+from .serves import Serves
 
 CONDITIONS = ("auto", "none", "s", "w")
 UTILITIES = ("identity", "mlp")
@@ -125,7 +126,7 @@ class Chi2Sanitizer(Learner):
 
     name = "chi2-sanitizer"
     summary = "Wang & Tay chi-square sanitizer: Z = U + h(C, N), critic estimate of chi2(S;Z) (eq 21), objective (25)"
-    serves = ("mixture", "gaussian")
+    serves = Serves(kinds=("mixture", "gaussian"))
     observations = ("useful", "full")
     privacies = ("chi2",)
     test_params = {"steps": 25, "batch_size": 64, "hidden": 8, "layers": 2}

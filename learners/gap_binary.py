@@ -56,6 +56,7 @@ from .base import Learner, Mechanism, check_choice
 from .nn.core import torch_threads
 from .nn.finite_game import DTYPES, GameConfig, channel_mechanisms, empirical_tables, play
 from .registry import register
+from .serves import Serves
 
 ADVERSARIES = {"xent": "log", "alpha": "alpha", "xent-tilted": "tilted"}
 
@@ -89,7 +90,7 @@ class GAPFinite(Learner):
 
     name = "gap"
     summary = "GAP (finite, binary in the paper): privatizer vs cross-entropy/alpha-loss adversary, PDD/PDI"
-    serves = ("finite",)
+    serves = Serves(kinds=("finite",))
     observations = ("full", "useful")
     privacies = ("map", "mi")
     test_params = {"steps": 300}

@@ -37,6 +37,7 @@ from .mechanisms import MixtureShift
 from .nn.core import ADVERSARY_CHECK_N, check_loss, cosine_lr, generator, seeds, to_tensor, torch_threads
 from .nn.sweep import SweepMLP, init_members
 from .registry import register
+from .serves import Serves
 
 SCHEDULES = ("default", "paper")
 #: tuned: exact distortion, the Lagrangian, 30 epochs (see tests/benchmarks/test_bench_learners_continuous.py)
@@ -57,7 +58,7 @@ class GAPMixture(Learner):
 
     name = "gap-mixture"
     summary = "GAP §4.2: learn (beta0, beta1, gamma0, gamma1) of Z = U + shift(S) + scale(S) N against an MLP adversary"
-    serves = ("mixture",)
+    serves = Serves(kinds=("mixture",), n_s=2, d_u=1)  # GAP §4.2: binary S, scalar U
     observations = ("full", "useful")
     privacies = ("map",)
     test_params = {"epochs": 2, "batch_size": 64, "hidden": (8,)}

@@ -68,6 +68,7 @@ from .nn.latent_game import (adversary_loss, filter_divergence, final_adversary,
 from .nn.sweep import SweepMLP, mlp_forward
 from .nn.vae import Autoencoder, train_autoencoder
 from .registry import register
+from .serves import Serves
 
 DIVERGENCES = ("kl", "chi2", "mahalanobis")
 SCHEDULES: dict[str, dict[str, Any]] = {
@@ -122,7 +123,7 @@ class LatentFilter(Learner):
     name = "latent-filter"
     summary = ("Chen-Navidi-Rajagopal generative filter: VAE + linear latent filter z + Gamma[w; onehot S] "
                "vs a log-loss adversary; budget = latent KL/chi2 divergence b, NOT a distortion budget")
-    serves = ("image", "mixture", "gaussian")
+    serves = Serves(kinds=("image", "mixture", "gaussian"))
     protocols = ("two-user",)
     observations = ("useful", "full")
     privacies = ("mi", "map")

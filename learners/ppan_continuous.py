@@ -65,6 +65,7 @@ from .nn.core import generator, seeds, torch_threads
 from .nn.release import build_release, member_tensors
 from .ppan_net import PPANNet
 from .registry import register
+from .serves import Serves
 
 SCHEDULES = ("default", "paper")
 CONSTRAINTS = ("lagrangian", "mean-penalty", "sample-penalty")
@@ -97,7 +98,7 @@ class _PPANContinuous(Learner):
     family: ClassVar[str] = ""
     #: components of the default schedule's adversary for a continuous S (1: Gaussian)
     mixture_adversary: ClassVar[int] = 5
-    serves = ("gaussian", "mixture")
+    serves = Serves(kinds=("gaussian", "mixture"))
     observations = ("useful", "full")
     privacies = ("mi",)
     test_params = {"steps": 12, "batch_size": 64, "hidden": (8,), "adversary_hidden": (8,), "max_restarts": 0}

@@ -39,6 +39,7 @@ from .base import Learner, Mechanism, check_choice
 from .nn.core import torch_threads
 from .nn.finite_game import DTYPES, GameConfig, channel_mechanisms, empirical_tables, play
 from .registry import register
+from .serves import Serves
 
 
 # PPAN §III-A: Adam (Chainer defaults: alpha=1e-3, betas 0.9/0.999, eps 1e-8), lambda = 500 on
@@ -71,7 +72,7 @@ class PPANFinite(Learner):
 
     name = "ppan"
     summary = "PPAN (finite): softmax channel vs softmax adversary, exact expectation, variational MI"
-    serves = ("finite",)
+    serves = Serves(kinds=("finite",))
     observations = ("useful", "full")
     privacies = ("mi",)
     test_params = {"steps": 300}

@@ -65,6 +65,7 @@ from .base import Learner, Mechanism, check_choice, mechanism_type
 from .registry import register
 from .nn.core import check_loss, generator, init_module, rng_generator, seeds, to_tensor, torch_threads
 from .nn.sweep import SweepLinear, SweepMLP
+from .serves import Serves
 
 SCHEDULES: dict[str, dict[str, Any]] = {
     "paper": dict(hidden=(1000, 1000), adv_hidden=(1000, 1000), disc_hidden=(500,), n_noise=20, epochs=50,
@@ -204,7 +205,7 @@ class PPANImage(Learner):
 
     name = "ppan-image"
     summary = "PPAN §III-C: noise-seeded image mechanism vs softmax adversary, per-pixel xent budget"
-    serves = ("image",)
+    serves = Serves(kinds=("image",))
     observations = ("useful", "full")
     privacies = ("mi",)
     test_params = dict(hidden=(16,), adv_hidden=(16,), disc_hidden=(8,), n_noise=4, epochs=2, batch_size=32)

@@ -36,6 +36,7 @@ from privbench.datasets.tasks import Task
 from privbench.datasets.validate import check_budget
 
 from .base import FORMAT, MECHANISM_TYPES, Learner, Mechanism
+from .serves import Serves, as_serves
 
 _REGISTRY: dict[str, type[Learner]] = {}
 _PLUGIN_ERRORS: dict[str, str] = {}
@@ -132,10 +133,19 @@ def plugin_class(spec: str) -> Any:
 
 def check_declared(spec: str, cls: type[Learner]) -> type[Learner]:
     """``cls`` if its declarations (name, serves, observations, privacies, test_params) have the documented types."""
-    for attr in ("serves", "observations", "privacies", "protocols"):
+    for attr in ("observations", "privacies", "protocols"):
         value = getattr(cls, attr, None)
         if not isinstance(value, (tuple, list)) or not all(isinstance(v, str) for v in value):
             raise InputError(f"--learner {spec!r}: {attr}={value!r} must be a tuple of names")
+    value = getattr(cls, "serves", None)
+    if not isinstance(value, Serves):
+        if not isinstance(value, (tuple, list)) or not all(isinstance(v, str) for v in value):
+            raise InputError(f"--learner {spec!r}: serves={value!r} must be a privbench Serves(...) "
+                             "or a tuple of task kinds")
+        try:
+            as_serves(value)
+        except InputError as exc:
+            raise InputError(f"--learner {spec!r}: {exc}") from None
     if not isinstance(getattr(cls, "test_params", None), dict):
         raise InputError(f"--learner {spec!r}: test_params={getattr(cls, 'test_params', None)!r} must be a dict")
     return cls

@@ -18,9 +18,9 @@ from .local import run_local
 
 
 def local_backend(todo: list[Any], jobs: int, device: str, timeout: float | None, scheduler: str | None,
-                  claim: Callable, finish: Callable) -> None:
+                  claim: Callable, finish: Callable, threads: int | None = None) -> None:
     """:func:`run_local` under the common backend signature (``scheduler`` is not used)."""
-    run_local(todo, jobs, device, timeout, claim, finish)
+    run_local(todo, jobs, device, timeout, claim, finish, threads)
 
 
 #: Backend name -> runner with the common signature.

@@ -54,6 +54,17 @@ def init_worker(parent: int, threads: int | None, evaluator: bool = True) -> Non
         from .. import evaluators, scores  # noqa: F401
 
 
+#: Torch threads of a local worker process unless ``--threads`` says otherwise: one.  Small networks train
+#: several times faster on one thread than on cores/jobs threads (``scripts/thread_timing.py``; README,
+#: "Threads"), and ``jobs`` workers with one thread each keep every core busy without oversubscription.
+DEFAULT_WORKER_THREADS = 1
+
+
+def worker_threads(threads: int | None) -> int:
+    """Torch threads per local worker: ``threads`` if given, else :data:`DEFAULT_WORKER_THREADS`."""
+    return DEFAULT_WORKER_THREADS if threads is None else int(threads)
+
+
 def default_jobs() -> int:
     """Worker processes by default: the CPU cores this process may use."""
     try:

@@ -3,6 +3,15 @@ safe with CUDA and on every platform).  A worker tells the parent when it starts
 ``timeout`` seconds has its worker killed (SIGKILL) and is recorded ``timeout``; a worker that dies is
 recorded ``failed`` and replaced.  Workers ignore SIGINT (the parent handles Ctrl-C) and exit by
 themselves when the parent dies (``kill -9``).  Only the calling process writes results (``finish``).
+
+Why not a library pool (issue 13, looked at): ``loky`` has no per-task timeout that kills the worker
+running the task (only an idle timeout for the whole executor), which this backend's ``timeout``
+needs.  ``pebble.ProcessPool`` has one, but here a case is claimed in the store only when a worker is
+free to start it (so that concurrent resumers share the work), the clock starts when the worker says
+"start" after its imports and evaluator child are up, and a killed worker's evaluator child must not
+outlive it: a pebble version would keep the claim loop and the worker start-up and save only the
+~40 lines of the wait loop, for a new dependency whose SIGTERM-then-kill and task-start bookkeeping
+would have to be re-verified by ``tests/bench/test_faults.py`` and ``test_runner.py``.  Kept.
 """
 
 from __future__ import annotations
@@ -16,7 +25,7 @@ from typing import Any, Callable
 from ..execute import execute_case
 from ..records import error_text, failure_rows
 from ..suites import Case
-from .common import Job, default_jobs, init_worker
+from .common import Job, init_worker, worker_threads
 
 
 def _worker_main(conn: Any, parent: int, threads: int | None) -> None:
@@ -64,13 +73,18 @@ class _Worker:
 
 
 def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
-               claim: Callable[[Case], Job | None], finish: Callable[[Job, list], None]) -> None:
-    """Run ``todo`` on ``jobs`` local worker processes; ``claim`` each case, ``finish`` its rows."""
+               claim: Callable[[Case], Job | None], finish: Callable[[Job, list], None],
+               threads: int | None = None) -> None:
+    """Run ``todo`` on ``jobs`` local worker processes; ``claim`` each case, ``finish`` its rows.
+
+    Each worker (and its evaluator process) runs ``threads`` torch threads (default
+    :data:`~privbench.bench.backends.common.DEFAULT_WORKER_THREADS`: one).
+    """
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
     ctx = mp.get_context("spawn")
-    threads = max(1, default_jobs() // jobs)
+    threads = worker_threads(threads)
     queue, idle, busy = deque(todo), [], []  # type: ignore[var-annotated]
     try:
         while queue or busy:

@@ -11,7 +11,7 @@ from typing import Any
 
 from privbench.bench.cli.common import DEVICES, EXIT_CHECK_FAILED, command_line, count_type, param
 from privbench.datasets.errors import InputError
-from privbench.datasets.limits import MAX_JOBS
+from privbench.datasets.limits import MAX_JOBS, MAX_THREADS
 
 
 def add_check(sub: Any) -> None:
@@ -31,6 +31,8 @@ def add_check(sub: Any) -> None:
     chk.add_argument("--resume", action="store_true", help="continue a run in --out")
     chk.add_argument("--jobs", type=count_type("--jobs", 1, MAX_JOBS), default=None, metavar="N",
                      help="parallel worker processes (default: the CPU cores available)")
+    chk.add_argument("--threads", type=count_type("--threads", 1, MAX_THREADS), default=None, metavar="N",
+                     help="torch threads per worker process (default 1)")
     chk.add_argument("--device", choices=DEVICES, default="cpu",
                      help="where the learner trains (default cpu, as the baselines were made)")
     chk.add_argument("--write-baselines", action="store_true",
@@ -44,9 +46,13 @@ def cmd_check(args: argparse.Namespace) -> int:
                                        write_baselines)
     from privbench.bench.run import run_cases
     from privbench.bench.store import read_records
+    from privbench.bench.suites.case import skip_lines
 
     command = command_line(sys.argv)
     suite = checked_suite(args)
+    if not args.write_baselines:  # the suite's own learners skip by design (``learners: all``)
+        for line in skip_lines(suite.skipped):
+            print(f"skipped: {line}")
     from privbench.bench.suites import packaged_suites
 
     shipped = args.suite in packaged_suites()  # a name, not a path to a YAML file
@@ -55,7 +61,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="privbench-check-") as tmp:
         out = args.out or os.path.join(tmp, "run")
         summary = run_cases(suite.cases, out, suite=suite.name, jobs=args.jobs, device=args.device,
-                            timeout=suite.timeout, resume=args.resume, command=command)
+                            timeout=suite.timeout, resume=args.resume, command=command, threads=args.threads)
         print(summary.line())
         df = read_records(out)
         ids = {i for case in suite.cases for i in case.case_ids()}
@@ -69,7 +75,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"note: {line}")
     for line in failures:
         print(f"REGRESSION: {line}")
-    print(f"{checked} points checked against {baseline_file}: {len(failures)} regression(s)")
+    skipped = "" if not suite.skipped else (f"; {suite.skipped_experiments()} experiment(s) skipped "
+                                            f"({len(suite.skipped)} tasks the learner does not serve: not run, "
+                                            "not regressions)")
+    print(f"{checked} points checked against {baseline_file}: {len(failures)} regression(s){skipped}")
     if not checked and not failures:
         print(f"FAILED: no point of this run has a baseline in {baseline_file}: a check that checked nothing "
               "does not pass", file=sys.stderr)

@@ -205,7 +205,7 @@ def list_learners(as_json: bool = False) -> int:
                               "privacies": list(cls.privacies), "params": params}, default=repr))
             continue
         print(f"{name}: {cls.summary}")
-        print(f"    tasks: {', '.join(cls.serves)}; observation: {', '.join(cls.observations)}; "
+        print(f"    tasks: {cls.declared().describe()}; observation: {', '.join(cls.observations)}; "
               f"privacy: {', '.join(cls.privacies)}  ({cls.__module__}.{cls.__qualname__})")
         shown = ", ".join(f"{k}={v!r}" for k, v in params.items()) or "none"
         print(textwrap.fill(f"hyper-parameters: {shown}", width=110, initial_indent="    ",

@@ -11,7 +11,7 @@ from typing import Any
 from privbench.bench.cli.common import (DEVICES, EXIT_CASES_FAILED, EXIT_INTERRUPTED, budget, check_output_file,
                                         command_line, count_type, param, unique_params)
 from privbench.datasets.errors import InputError
-from privbench.datasets.limits import MAX_JOBS, MAX_REPS, MAX_SAMPLES
+from privbench.datasets.limits import MAX_JOBS, MAX_REPS, MAX_SAMPLES, MAX_THREADS
 from privbench.datasets.vocabulary import OBSERVATIONS, PRIVACIES
 
 RUN_EPILOG = """\
@@ -87,6 +87,9 @@ def add_how(how: Any) -> None:
                      help="with --resume: run again cases stored as failed or timed out")
     how.add_argument("--jobs", type=count_type("--jobs", 1, MAX_JOBS), default=None, metavar="N",
                      help="parallel worker processes (default: the CPU cores available)")
+    how.add_argument("--threads", type=count_type("--threads", 1, MAX_THREADS), default=None, metavar="N",
+                     help="torch threads per worker process (default 1: fastest for small networks; "
+                          "local backend)")
     how.add_argument("--device", choices=DEVICES, default="auto",
                      help="where learners train (default auto: cuda if available)")
     how.add_argument("--backend", choices=("local", "dask"), default="local",
@@ -126,7 +129,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         summary = run_cases(suite.cases, out, suite=suite.name, jobs=args.jobs, device=args.device,
                             timeout=timeout, backend=args.backend, scheduler=args.scheduler, resume=args.resume,
                             retry_failed=args.retry_failed, progress="none" if args.quiet else None,
-                            command=command_line(sys.argv))
+                            command=command_line(sys.argv), threads=args.threads)
     except KeyboardInterrupt:
         sys.stderr.write(f"privbench: interrupted; finished cases are stored in {out}: add --resume to continue\n")
         return EXIT_INTERRUPTED
@@ -134,6 +137,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"  {line}")
     print(summary.line())
     print(summary.flag_line())
+    if suite.skipped:  # tasks a learner of the suite does not serve (Learner.supports): not run, not failed
+        print(f"not run: {len(suite.skipped)} task(s) of {suite.skipped_experiments()} (experiment, learner) "
+              "pair(s) the learner does not serve (privbench list learners)")
     if args.csv is not None:
         print(f"CSV: {export_csv(out, os.path.join(out, 'results.csv') if args.csv is True else args.csv)}")
     for line in next_commands(args, out, summary.not_ok()):

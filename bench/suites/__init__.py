@@ -23,7 +23,8 @@ A suite is a YAML file (benchopt style: parameter grids expanded into cases)::
         observation: [useful, full]   # a value or a list (grid); same for privacy,
         privacy: mi                   # family, objective, n_train and n_eval
         budgets: [0.1, 0.3]     # one batched fit per case
-        learners: all           # every suite learner that serves the task, or a list of
+        learners: all           # every suite learner that serves the task (Learner.supports; the tasks
+                                # a learner refuses are listed in Suite.skipped), or a list of
                                 # names and {name: {hyper-parameters}}; a `budgets` key there
                                 # gives that learner its own budgets (another unit: a KL budget)
 
@@ -40,7 +41,8 @@ the same data (common random numbers), which makes comparisons paired.
 
 Modules: :mod:`.case` (:class:`Case`, :class:`Suite` and the hashing that names
 store rows), :mod:`.make` (:func:`make_case`: one validated case), :mod:`.loading`
-(YAML files -> cases), :mod:`.smoke` (``--only`` and ``--smoke``), :mod:`.adhoc`
+(YAML files -> cases), :mod:`.schema` (the file's structure as a JSON Schema, checked with
+``jsonschema`` before anything is built), :mod:`.smoke` (``--only`` and ``--smoke``), :mod:`.adhoc`
 (a suite from command-line options).  The shipped suites are the YAML files of
 this folder (package data).
 """
@@ -48,7 +50,8 @@ this folder (package data).
 from privbench.bench.suites.adhoc import adhoc_suite
 from privbench.bench.suites.case import (DEFAULT_N_EVAL, DEFAULT_N_TRAIN, Case, Suite, normalize_value, seed_of,
                                          stable_hash)
-from privbench.bench.suites.loading import (EXPERIMENT_KEYS, SUITE_KEYS, load_suite, packaged_suites,
+from privbench.bench.suites.schema import EXPERIMENT_KEYS, SUITE_KEYS
+from privbench.bench.suites.loading import (load_suite, packaged_suites,
                                             parse_suite, suite_path)
 from privbench.bench.suites.make import default_n_train, make_case, resolve_case, training_objective
 from privbench.bench.suites.smoke import SMOKE_N_EVAL, SMOKE_N_TRAIN, select_experiments, smoke_suite

@@ -171,9 +171,40 @@ class Case:
         return f"{self.learner} on {self.scenario}{obs}/{self.privacy} rep {self.rep}"
 
 
+@dataclass(frozen=True)
+class Skip:
+    """A task of an experiment that a learner picked for it does not serve: no case is made for it.
+
+    Suites skip such tasks and say so (``privbench check`` lists them): they are neither run
+    nor counted as failures or regressions.  ``reason`` is the learner's own phrase
+    (:meth:`privbench.learners.Learner.refusal`), e.g. ``serves n_s = 2, not n_s=6``.
+    """
+
+    experiment: str
+    scenario: str  # the scenario id
+    observation: str | None
+    privacy: str
+    learner: str
+    reason: str
+
+
+def skip_lines(skips: Iterable[Skip]) -> list[str]:
+    """One line per (experiment, learner, reason), naming the scenarios and how many tasks were skipped."""
+    groups: dict[tuple[str, str, str], list[Skip]] = {}
+    for s in skips:
+        groups.setdefault((s.experiment, s.learner, s.reason), []).append(s)
+    lines = []
+    for (exp, learner, reason), group in groups.items():
+        scenarios = ", ".join(dict.fromkeys(s.scenario for s in group))
+        n = len(group)
+        lines.append(f"experiment {exp!r} ({scenarios}; {n} task{'s' if n != 1 else ''}) skipped for learner "
+                     f"{learner!r}: it {reason}")
+    return lines
+
+
 @dataclass
 class Suite:
-    """A named, declared list of cases."""
+    """A named, declared list of cases, and the tasks skipped because a learner does not serve them."""
 
     name: str
     cases: list[Case]
@@ -181,3 +212,8 @@ class Suite:
     timeout: float | None = None
     source: str = ""
     learners: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> {"params", "on"}
+    skipped: list[Skip] = field(default_factory=list)
+
+    def skipped_experiments(self) -> int:
+        """How many (experiment, learner) pairs have a skipped task."""
+        return len({(s.experiment, s.learner) for s in self.skipped})

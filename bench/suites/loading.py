@@ -11,15 +11,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from privbench.bench.suites.case import DEFAULT_N_EVAL, Case, Suite, normalize_value
-from privbench.bench.suites.make import default_n_train, make_case, resolve_case, training_objective
+from privbench.bench.suites.case import DEFAULT_N_EVAL, Case, Skip, Suite, normalize_value
+from privbench.bench.suites.make import default_n_train, make_case, resolve_case, unserved
+from privbench.bench.suites.schema import check_suite_data
 from privbench.datasets.errors import InputError
 from privbench.datasets.limits import MAX_CASES, MAX_REPS, MAX_SAMPLES
 from privbench.datasets.validate import check_int
 
-SUITE_KEYS = {"name", "description", "reps", "n_train", "n_eval", "timeout", "learners", "experiments"}
-EXPERIMENT_KEYS = {"name", "scenario", "params", "observation", "privacy", "family", "objective", "budgets",
-                   "learners", "n_train", "n_eval", "reps", "evaluators", "protocol", "paper"}
 #: The keys of an experiment that may hold a value or a list of values (a grid).
 GRID_KEYS = ("observation", "privacy", "family", "objective", "n_train", "n_eval")
 #: Where the shipped suites live (this package's own folder).
@@ -90,31 +88,22 @@ def parse_suite(data: Any, name: str, source: str = "<suite>", reps: int | None 
                 learners: dict[str, dict[str, Any]] | None = None) -> Suite:
     """Expand a parsed suite mapping into a :class:`Suite` (see :mod:`privbench.bench.suites`)."""
     where = f"suite {name!r} ({source})"
-    if not isinstance(data, dict):
-        raise InputError(f"{where}: the file must hold a mapping with 'experiments'")
-    no_unknown(data, SUITE_KEYS, where)
+    check_suite_data(data, where)  # the structure, by the JSON Schema of .schema
     name = str(data.get("name") or name)
     where = f"suite {name!r} ({source})"
     table = learner_table(data.get("learners"), where)
     if learners is not None:
         table = {k: {"params": normalize_value(dict(v or {})), "on": None} for k, v in learners.items()}
-    exps = data.get("experiments")
-    if not isinstance(exps, list) or not exps:
-        raise InputError(f"{where}: 'experiments' must be a non-empty list")
-    d_reps = count(data.get("reps", 1), "reps", where) if reps is None else count(reps, "--seeds", where, 1)
+    exps = data["experiments"]
+    d_reps = int(data.get("reps", 1)) if reps is None else count(reps, "--seeds", where, 1)
     timeout = data.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or not math.isfinite(timeout) or timeout <= 0):
-        raise InputError(f"{where}: timeout={timeout!r} must be a positive number of seconds")
     cases: list[Case] = []
+    skips: list[Skip] = []
     seen: dict[str, str] = {}
     for i, exp in enumerate(exps):
-        if not isinstance(exp, dict):
-            raise InputError(f"{where}: experiment {i + 1} must be a mapping")
         ename = str(exp.get("name") or f"experiment-{i + 1}")
         ewhere = f"{where} experiment {ename!r}"
-        no_unknown(exp, EXPERIMENT_KEYS, ewhere)
-        for case in expand(exp, ename, name, data, table, learners is not None, d_reps, reps, ewhere):
+        for case in expand(exp, ename, name, data, table, learners is not None, d_reps, reps, ewhere, skips):
             if case.key in seen:
                 raise InputError(f"{ewhere}: declares the same case as experiment {seen[case.key]!r} "
                                  f"({case.label()})")
@@ -123,10 +112,12 @@ def parse_suite(data: Any, name: str, source: str = "<suite>", reps: int | None 
         if len(cases) > MAX_CASES:
             raise InputError(f"{where}: declares more than {MAX_CASES} cases (privbench.datasets.limits.MAX_CASES)")
     if not cases:
-        raise InputError(f"{where}: no case is served by the learner(s) {', '.join(table)}")
+        why = f" ({skips[0].learner!r} {skips[0].reason})" if skips else ""
+        raise InputError(f"{where}: no case is served by the learner(s) {', '.join(table)}{why}")
     check_on(table, cases, {str(e.get("name") or f"experiment-{i + 1}") for i, e in enumerate(exps)}, where)
     return Suite(name=name, cases=cases, description=str(data.get("description") or ""),
-                 timeout=float(timeout) if timeout is not None else None, source=source, learners=table)
+                 timeout=float(timeout) if timeout is not None else None, source=source, learners=table,
+                 skipped=skips)
 
 
 def check_on(table: dict[str, dict[str, Any]], cases: list[Case], names: set[str], where: str) -> None:
@@ -141,26 +132,18 @@ def check_on(table: dict[str, dict[str, Any]], cases: list[Case], names: set[str
 
 
 def expand(exp: dict[str, Any], ename: str, suite: str, top: dict[str, Any], table: dict[str, dict],
-           override: bool, d_reps: int, reps_cli: int | None, where: str) -> list[Case]:
+           override: bool, d_reps: int, reps_cli: int | None, where: str, skips: list[Skip]) -> list[Case]:
     """The cases of one experiment: its grid of parameters, observations, ..., learners and repetitions.
 
     ``override`` (``privbench check --learner``): every learner of ``table`` runs wherever it
     serves the task, whatever the experiment's ``learners``.  Learners picked by ``all`` skip
-    tasks they do not serve; learners the experiment names must serve every task.
+    tasks they do not serve (each appended to ``skips``); learners the experiment names must
+    serve every task.
     """
-    if "scenario" not in exp:
-        raise InputError(f"{where}: 'scenario' is missing")
-    plist = exp.get("params") or {}
+    plist = exp.get("params") or {}  # the shapes of these values were checked by the schema
     plist = plist if isinstance(plist, list) else [plist]
-    if not all(isinstance(p, dict) for p in plist):
-        raise InputError(f"{where}: 'params' must be a mapping or a list of mappings")
-    budgets = exp.get("budgets")
-    if not isinstance(budgets, list) or not budgets:
-        raise InputError(f"{where}: 'budgets' must be a non-empty list of numbers")
-    reps = d_reps if reps_cli is not None else count(exp.get("reps", d_reps), "reps", where)
-    for k in ("n_train", "n_eval"):  # an explicit null is no size (leaving the key out gives the default)
-        if (k in exp and exp[k] is None) or (k not in exp and k in top and top[k] is None):
-            raise InputError(f"{where}: {k}=null is not a sample size (leave the key out for the default)")
+    budgets = exp["budgets"]
+    reps = d_reps if reps_cli is not None else int(exp.get("reps", d_reps))
     grid = {k: as_list(exp.get(k, top.get(k) if k in ("n_train", "n_eval") else None)) for k in GRID_KEYS}
     picks, strict = learner_picks(exp.get("learners", "all"), table, ename, override, where)
     declared = len(plist) * reps * max(1, len(picks)) * math.prod(len(v) for v in grid.values())
@@ -169,15 +152,20 @@ def expand(exp: dict[str, Any], ename: str, suite: str, top: dict[str, Any], tab
                          "(privbench.datasets.limits.MAX_CASES)")
     try:
         return [case for params in plist
-                for case in expand_scenario(exp, ename, suite, params, grid, picks, strict, budgets, reps, where)]
+                for case in expand_scenario(exp, ename, suite, params, grid, picks, strict, budgets, reps, where,
+                                            skips)]
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None
 
 
 def expand_scenario(exp: dict[str, Any], ename: str, suite: str, params: dict[str, Any],
                     grid: dict[str, list[Any]], picks: list[tuple[str, dict[str, Any], Any]], strict: bool,
-                    budgets: list[Any], reps: int, where: str) -> list[Case]:
-    """The cases of one experiment on one scenario (one entry of its ``params`` list)."""
+                    budgets: list[Any], reps: int, where: str, skips: list[Skip]) -> list[Case]:
+    """The cases of one experiment on one scenario (one entry of its ``params`` list).
+
+    A task a learner does not serve (:meth:`Learner.supports`) makes no case; outside ``strict``
+    it is appended to ``skips``, under ``strict`` :func:`make_case` refuses it.
+    """
     from privbench.datasets.scenarios import make_scenario
     from privbench.datasets.tasks import task_for
     from privbench.learners import make_learner
@@ -190,8 +178,11 @@ def expand_scenario(exp: dict[str, Any], ename: str, suite: str, params: dict[st
                 privacy, observation, family = resolve_case(sc, priv, obs, fam)
                 task = task_for(sc, observation, privacy)
                 for lname, lp, own, objective in ((n, p, b, o) for n, p, b in picks for o in grid["objective"]):
-                    if not strict and training_objective(make_learner(lname, **lp), task, objective) is None:
-                        continue
+                    if not strict:
+                        why = unserved(make_learner(lname, **lp), task, objective)[1]
+                        if why is not None:
+                            skips.append(Skip(ename, sc.id, observation, privacy, lname, why))
+                            continue
                     for n_train in grid["n_train"]:
                         for n_eval in grid["n_eval"]:
                             first = make_case(
@@ -216,9 +207,7 @@ def learner_picks(choice: Any, table: dict[str, dict[str, Any]], ename: str, ove
         picks = [(n, e["params"], None) for n, e in table.items()
                  if override or e["on"] is None or ename in e["on"]]
         return picks, False
-    if not isinstance(choice, list):
-        raise InputError(f"{where}: 'learners' must be 'all' or a list, got {choice!r}")
-    picks = []
+    picks = []  # 'all' or a list of names and {name: params}: checked by the schema
     for item in choice:
         if isinstance(item, str):
             picks.append((item, table[item]["params"] if item in table else {}, None))
@@ -245,12 +234,8 @@ def learner_table(raw: Any, where: str) -> dict[str, dict[str, Any]]:
 
     if raw is None:
         return {name: {"params": {}, "on": None} for name in available()}
-    if not isinstance(raw, dict):
-        raise InputError(f"{where}: 'learners' must map learner names to hyper-parameters")
     table = {}
-    for lname, lp in raw.items():
-        if lp is not None and not isinstance(lp, dict):
-            raise InputError(f"{where}: hyper-parameters of learner {lname!r} must be a mapping")
+    for lname, lp in raw.items():  # a mapping of mappings (or nulls): checked by the schema
         lp = dict(lp or {})
         if True in lp:  # YAML 1.1 reads an unquoted key `on` as the boolean true
             lp["on"] = lp.pop(True)
@@ -270,13 +255,6 @@ def learner_table(raw: Any, where: str) -> dict[str, dict[str, Any]]:
             raise InputError(f"{where}: {exc}") from None
         table[str(lname)] = {"params": normalize_value(lp), "on": [str(x) for x in on] if on else on}
     return table
-
-
-def no_unknown(d: dict[str, Any], allowed: set[str], where: str) -> None:
-    """InputError naming the first key of ``d`` not in ``allowed``."""
-    bad = sorted(set(map(str, d)) - allowed)
-    if bad:
-        raise InputError(f"{where}: unknown key {bad[0]!r} (allowed: {', '.join(sorted(allowed))})")
 
 
 def as_list(v: Any) -> list[Any]:

@@ -38,12 +38,10 @@ def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any]
     lp = normalize_value(dict(learner_params or {}))
     inst = make_learner(learner, **lp)
     task = task_for(sc, observation, privacy)
-    objective = training_objective(inst, task, objective)
+    objective, why = unserved(inst, task, objective)
     if objective is None:
-        raise InputError(
-            f"learner {learner!r} does not serve {sc.name} (task {task.kind}, observation "
-            f"{task.observation}, privacy {privacy}); it serves kinds {', '.join(inst.serves)}, "
-            f"observations {', '.join(inst.observations)}, privacy {', '.join(inst.privacies)}")
+        raise InputError(f"learner {learner!r} does not serve {sc.id} (task {task.kind}, observation "
+                         f"{task.observation}, privacy {privacy}): it {why}")
     b = tuple(float(x) for x in check_budgets(list(budgets)))
     if len(set(b)) != len(b):
         raise InputError(f"budgets {list(b)} repeat a value")
@@ -105,13 +103,29 @@ def choice_or_none(name: str, value: Any, allowed: tuple[str, ...]) -> str | Non
 def training_objective(learner: Any, task: Any, objective: str | None = None) -> str | None:
     """The privacy metric ``learner`` trains for on ``task``; None when it cannot serve the task.
 
-    ``objective`` given: it, if the learner serves it.  Otherwise ``task.privacy``
-    if served, else the learner's first (native) privacy metric.
+    ``objective`` given: it, if the learner serves the task with it.  Otherwise ``task.privacy``
+    if served, else the learner's first (native) privacy metric.  Whether a learner serves a
+    task is its :meth:`~privbench.learners.Learner.supports` (the one test; see :func:`unserved`).
     """
-    if task.kind not in learner.serves or task.observation not in learner.observations:
-        return None
-    if objective is not None:
-        return objective if objective in learner.privacies else None
-    if task.privacy in learner.privacies:
-        return task.privacy
-    return learner.privacies[0] if learner.privacies else None
+    return unserved(learner, task, objective)[0]
+
+
+def unserved(learner: Any, task: Any, objective: str | None = None) -> tuple[str | None, str | None]:
+    """(training objective, None) when ``learner`` serves ``task``, else (None, why not: one phrase)."""
+    if objective is None:
+        if learner.supports(task):
+            return task.privacy, None
+        native = learner.privacies[0] if learner.privacies else None
+        if native is None or native == task.privacy:
+            return None, refusal_of(learner, task)
+        objective = native
+    trained = task.with_privacy(objective)
+    if learner.supports(trained):
+        return objective, None
+    return None, refusal_of(learner, trained)
+
+
+def refusal_of(learner: Any, task: Any) -> str:
+    """Why ``learner`` refuses ``task``: its :meth:`refusal` or, where only ``supports()`` refuses, that."""
+    why = learner.refusal(task) if callable(getattr(learner, "refusal", None)) else None
+    return why or "its supports() refuses this task"

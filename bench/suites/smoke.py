@@ -34,7 +34,8 @@ def select_experiments(suite: Suite, only: Iterable[str]) -> Suite:
             raise InputError(f"--only {want!r} matches no experiment of suite {suite.name!r} "
                              f"(experiments: {', '.join(names)})")
         keep.update(hit)
-    return replace(suite, cases=[c for c in suite.cases if c.experiment in keep])
+    return replace(suite, cases=[c for c in suite.cases if c.experiment in keep],
+                   skipped=[s for s in suite.skipped if s.experiment in keep])
 
 
 def smoke_suite(suite: Suite) -> Suite:

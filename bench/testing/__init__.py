@@ -17,105 +17,31 @@ under-uses its budget is not excused) must be <= ``tol`` at every budget, with
 no verification failure of its description, no overshoot of
 the budget beyond ``overshoot_tol`` and no point below the exact bound (which
 would mean an evaluator bug).  Installed as a pytest plugin (entry point
-``pytest11``), it also provides the fixture ``near_optimal`` (the same function).
+``pytest11``: :mod:`privbench.testing.fixtures`), it also provides the fixture
+``near_optimal`` (the same function).
+
+Importing this module does not import pytest: ``assert_near_optimal`` works in a
+script, a notebook or another test runner.  Only the fixture needs pytest.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import sys
+from typing import Any
 
-import pytest
+from .assertion import NearOptimalReport, assert_near_optimal
 
 __all__ = ["assert_near_optimal", "near_optimal", "NearOptimalReport"]
 
 
-class NearOptimalReport(list):
-    """The scored rows (one dict per budget) that :func:`assert_near_optimal` checked."""
+def __getattr__(name: str) -> Any:
+    """``near_optimal`` (the pytest fixture) on demand: only it imports pytest."""
+    if name == "near_optimal":
+        from .fixtures import near_optimal
+
+        return near_optimal
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def assert_near_optimal(learner: Any, scenario: Any, budgets: Sequence[float], tol: float, *,
-                        observation: str | None = None, privacy: str | None = None, family: str | None = None,
-                        n_train: int = 20000, n_eval: int = 20000, seed: int = 0, device: str = "cpu",
-                        overshoot_tol: float = 1e-3) -> NearOptimalReport:
-    """Fit ``learner`` on samples of ``scenario`` and assert its gap is <= ``tol`` at every budget.
-
-    As in ``privbench run``, the fitted mechanisms are saved and scored from those files in a process of
-    their own (:mod:`privbench.bench.artifacts`): a mechanism class must be registered with
-    ``@mechanism_type`` and defined in an importable module (or a file).
-
-    Parameters
-    ----------
-    learner : privbench.learners.Learner
-        An instance (hyper-parameters set); it is fitted once on all budgets.
-    scenario : privbench.datasets.Scenario
-    budgets : sequence of float
-    tol : float
-        Largest allowed gap (leakage minus optimum at the achieved distortion), in
-        the privacy metric's units.
-    observation, privacy, family : str, optional
-        As for ``privbench optimum``.
-    n_train, n_eval, seed, device
-        Training sample size, fresh evaluation sample size, seed, device.
-    overshoot_tol : float
-        Allowed excess of the achieved distortion over the budget.
-
-    Returns
-    -------
-    NearOptimalReport
-        The scored rows, for further assertions.
-
-    Raises
-    ------
-    AssertionError
-        Listing every budget that failed and why.
-    """
-    import numpy as np
-
-    from privbench.bench.artifacts import defining_modules, evaluate_saved, save_mechanisms, temporary_directory
-    from privbench.bench.scores import strict_gap
-    from privbench.bench.suites import make_case
-    from privbench.datasets.tasks import task_for
-    from privbench.learners import Learner
-    from privbench.theory import resolve
-
-    if not isinstance(learner, Learner):
-        raise TypeError(f"learner must be a privbench Learner instance, got {type(learner).__name__}")
-    privacy, observation, family = resolve(scenario, privacy, observation, family)
-    task = task_for(scenario, observation, privacy)
-    rng = np.random.default_rng(seed)
-    samples = scenario.sample(n_train, rng)
-    mechs = learner.fit(samples, task, list(budgets), seed=seed, device=device)
-    case = make_case("testing", "assert_near_optimal", scenario.name, scenario.params(), observation, privacy,
-                     family, "identity", {}, budgets, 0, n_train, n_eval)
-    case = type(case)(**{**case.__dict__, "learner": type(learner).__name__})
-    report, problems = NearOptimalReport(), []
-    with temporary_directory() as where:  # scored from the saved files, in the evaluator process
-        scored = evaluate_saved(case, save_mechanisms(mechs, where), defining_modules(mechs))
-    for budget, (row, _) in zip(case.budgets, scored):
-        row["budget"] = budget
-        report.append(row)
-        if row.get("status") != "ok":
-            problems.append(f"budget {budget:g}: {row.get('status')}: {row.get('error')}")
-            continue
-        if row["below_bound"]:
-            problems.append(f"budget {budget:g}: leakage {row['leakage']:.6g} is below the bound "
-                            f"{row['optimum_at_distortion']:.6g} ({row['below_bound_reason']})")
-        gap = float(strict_gap(row["leakage"], row["optimum_at_distortion"], row["optimum_at_budget"]))
-        if gap > tol:
-            opt = min(row["optimum_at_distortion"], row["optimum_at_budget"])
-            problems.append(f"budget {budget:g}: gap {gap:.4g} > tol {tol:g} (leakage {row['leakage']:.6g} by "
-                            f"{row['leakage_evaluator']}; optimum {opt:.6g} at max(distortion "
-                            f"{row['distortion']:.6g}, budget {budget:g}))")
-        if row["overshoot"] > overshoot_tol:
-            problems.append(f"budget {budget:g}: distortion {row['distortion']:.6g} overshoots the budget "
-                            f"by {row['overshoot']:.4g} > {overshoot_tol:g}")
-    if problems:
-        raise AssertionError(f"{type(learner).__name__} is not near optimal on {scenario.id}:\n  "
-                             + "\n  ".join(problems))
-    return report
-
-
-@pytest.fixture
-def near_optimal():
-    """Fixture form of :func:`assert_near_optimal`."""
-    return assert_near_optimal
+if sys.modules.get("pytest") is not None:  # loaded by pytest (an install whose pytest11 names this module)
+    from .fixtures import near_optimal  # noqa: E402,F401

@@ -7,13 +7,14 @@ import numpy as np
 from ..mechanisms import ConstantGaussian, ConstantOrIdentityImage, FiniteChannel
 from ..registry import register
 from .fixed import IMAGE_CLIP, FixedLearner, empirical_u
+from ..serves import Serves
 
 
 @register
 class Constant(FixedLearner):
     name = "constant"
     summary = "Z = the constant with least expected distortion on the training U: no leakage"
-    serves = ("finite", "gaussian", "mixture", "image")
+    serves = Serves()  # every task
 
     def _one(self, samples, task, budget):
         if task.kind == "finite":

@@ -10,6 +10,7 @@ from ..base import Mechanism
 from ..mechanisms import AdditiveNoise, LinearGaussian, MixtureShift
 from ..registry import register
 from .fixed import IMAGE_CLIP, FixedLearner
+from ..serves import Serves
 
 
 @register
@@ -17,7 +18,7 @@ class GaussianNoise(FixedLearner):
     name = "gaussian-noise"
     summary = ("Z = U + N(0, budget/d_u I): distortion exactly the budget (filter paper's baseline); "
                "images: clipped noise calibrated to the xent budget")
-    serves = ("gaussian", "mixture", "image")
+    serves = Serves(kinds=("gaussian", "mixture", "image"))
 
     def _fit(self, samples, task, budgets, seed, device) -> list[Mechanism]:
         if task.kind != "image":

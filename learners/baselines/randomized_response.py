@@ -7,13 +7,14 @@ import numpy as np
 from ..mechanisms import FiniteChannel
 from ..registry import register
 from .fixed import FixedLearner, best_map, empirical_u, lift
+from ..serves import Serves
 
 
 @register
 class RandomizedResponse(FixedLearner):
     name = "randomized-response"
     summary = "finite: keep U w.p. 1-t, uniform over Z w.p. t, t spends the budget (empirical U)"
-    serves = ("finite",)
+    serves = Serves(kinds=("finite",))
 
     def _one(self, samples, task, budget):
         pu = empirical_u(samples, task)

@@ -89,7 +89,7 @@ def test_quick_suite_touches_every_scenario_family_and_every_learner():
                                                  if getattr(cls, "has_optimum", True)}
     # image learners have no scenario with an optimum: they are out of the quick suite
     ours = {n for n, cls in available().items() if cls.__module__.startswith("privbench.")
-            and set(cls.serves) & {"finite", "gaussian", "mixture"}}
+            and set(cls.declared().kinds) & {"finite", "gaussian", "mixture"}}
     assert ours <= {c.learner for c in suite.cases}, "add the new learner to bench/suites/quick.yaml"
     assert suite.timeout is not None and len(suite.cases) < 200
 
@@ -189,7 +189,7 @@ def test_the_package_keeps_every_public_name_of_the_old_module():
 
 
 def test_suite_counts_refuse_non_integers_with_where_first():
-    with pytest.raises(InputError, match=r"^suite 'r' \(<suite>\): reps=0 must be an integer >= 1$"):
+    with pytest.raises(InputError, match=r"^suite 'r' \(<suite>\): reps=0 must be an integer in \[1, 10000\]$"):
         parse_suite({"reps": 0, "experiments": [{"scenario": "binary", "budgets": [0.1]}]}, "r")
     with pytest.raises(InputError, match=r"^privbench run: --seeds=True must be an integer >= 1$"):
         adhoc_suite("binary", {"p": 0.5, "q": 0.25}, "full", "mi", None, ["identity"], {}, [0.1], reps=True)

@@ -194,6 +194,7 @@ SLOTS = [
     (["run", *base(), "--n-train={}"], "n-train", int_in(2, 10_000_000)),
     (["run", *base(), "--n-eval={}"], "n-eval", int_in(2, 10_000_000)),
     (["run", *base(), "--jobs={}"], "jobs", int_in(1, 1024)),
+    (["run", *base(), "--threads={}"], "threads", int_in(1, 1024)),
     (["run", *base(), "--timeout={}"], "timeout", float_in(0.0, math.inf, open_lo=True)),
     (["run", *base(learner="ppan"), "--learner-param", "steps={}"], "steps", int_in(1, 1_000_000)),
     (["run", *base(learner="ppan"), "--learner-param", "lr={}"], "lr", float_in(0.0, math.inf, open_lo=True)),

@@ -34,7 +34,7 @@ def _problem(kind: str, observation: str, privacy: str):
 
 def _cases():
     for name, cls in available().items():
-        for kind in cls.serves:
+        for kind in cls.declared().kinds:
             for obs in cls.observations:
                 yield pytest.param(name, kind, obs, id=f"{name}-{kind}-{obs}")
 
@@ -52,6 +52,7 @@ def test_learner_conformance(name, kind, observation, tmp_path):
     samples, task = _problem(kind, observation, privacy)
     learner = cls(**cls.test_params)
     assert learner.get_params() is not None and repr(learner)
+    assert learner.supports(task), f"{name} declares {kind} but refuses its example: {learner.refusal(task)}"
     budgets = [0.1, 0.4] if kind != "image" else [0.6, 0.8]
     mechs = learner.fit(samples, task, budgets, seed=5, device="cpu")
     assert isinstance(mechs, list) and len(mechs) == 2
@@ -83,7 +84,7 @@ def test_learner_conformance(name, kind, observation, tmp_path):
 @pytest.mark.parametrize("name", list(available()))
 def test_bad_input_is_refused(name):
     cls = available()[name]
-    kind, obs = cls.serves[0], cls.observations[0]
+    kind, obs = cls.declared().kinds[0], cls.observations[0]
     samples, task = _problem(kind, obs, cls.privacies[0])
     learner = cls(**cls.test_params)
     with pytest.raises(InputError, match="budget"):

@@ -46,7 +46,7 @@ def saved(tmp_path_factory):
     root = tmp_path_factory.mktemp("mechs")
     out = []
     for name, cls in available().items():
-        for kind in cls.serves:
+        for kind in cls.declared().kinds:
             for obs in cls.observations:
                 samples, task = _problem(kind, obs)
                 if not cls(**cls.test_params).supports(task):

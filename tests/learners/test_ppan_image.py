@@ -15,7 +15,7 @@ from sklearn.linear_model import LogisticRegression
 
 from privbench.datasets import InputError, Samples, Task
 from privbench.datasets.real import load_digits
-from privbench.learners import available, load_mechanism, make_learner
+from privbench.learners import Serves, available, load_mechanism, make_learner
 from privbench.learners.ppan_image import ImageMLPMechanism, PPANImage
 
 TINY = dict(hidden=(32,), adv_hidden=(32,), disc_hidden=(16,), n_noise=4, epochs=20, batch_size=50)
@@ -48,7 +48,7 @@ def digits():
 def test_registered_with_honest_capabilities():
     cls = available()["ppan-image"]
     assert cls is PPANImage
-    assert cls.serves == ("image",) and cls.privacies == ("mi",) and set(cls.observations) == {"useful", "full"}
+    assert cls.declared() == Serves(kinds=("image",)) and cls.privacies == ("mi",) and set(cls.observations) == {"useful", "full"}
     samples, task = synthetic(64, 0)
     with pytest.raises(InputError, match="does not serve"):
         PPANImage(**TINY).fit(samples, task.with_privacy("map"), 0.6)
