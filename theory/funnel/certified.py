@@ -7,7 +7,7 @@ triangulation of the simplex of posteriors (:mod:`.triangulation`) plus P_W:
 
 * **upper end** -- the envelope LP with the true costs gives a split, hence a
   mechanism, whose exact leakage and H(U | Z) are recomputed from the model
-  (:mod:`.achievable`);
+  (:mod:`.achievable`); P_W and the posteriors of Z = U are candidates too;
 * **lower end** -- the LP's dual (y, mu >= 0) gives y . P_W - mu D - M for any M >=
   max_q phi(q), phi(q) = y . q - mu h_U(q) - cost(q) (weak duality over all splits).  On
   each cell, -mu h_U is convex (<= the interpolation of its vertex values) and the
@@ -71,7 +71,7 @@ def _round(split: Split, minor: _Minorants, budget: float, privacy: str, joint: 
            observation: str) -> dict[str, Any]:
     """Both ends on the current triangulation, and the cells worth bisecting."""
     tri = minor.tri
-    pts = np.vstack([tri.points, split.p_w[None]])
+    pts = np.vstack([tri.points, split.anchors])
     cost, h = split.cost(pts, privacy), split.h_u_of(pts)
     margin = 1e-10 * max(1.0, budget)
     sol = solve_envelope(pts, cost, h, split.p_w, max(budget - margin, 0.0))

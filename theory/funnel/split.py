@@ -72,6 +72,14 @@ class Split:
     def h_u(self) -> float:
         return float(entropy_rows((self.a_u @ self.p_w)[None])[0])
 
+    @property
+    def anchors(self) -> np.ndarray:
+        """Posteriors worth offering the achievable end besides the triangulation: P_W (Z constant)
+        and P(W | U = u) for each u (Z = U), rows of shape (1 + n_u', n)."""
+        p_uw = self.a_u * self.p_w  # (n_u, n)
+        keep = p_uw.sum(axis=1) > 0
+        return np.vstack([self.p_w[None], p_uw[keep] / p_uw[keep].sum(axis=1, keepdims=True)])
+
     def h_u_of(self, q: np.ndarray) -> np.ndarray:
         """h_U(q) = H(A_U q) for each row q of ``q`` (shape (k, n))."""
         return entropy_rows(q @ self.a_u.T)
