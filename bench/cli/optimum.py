@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from privbench.bench.cli.common import budget, param, unique_params
-from privbench.datasets.vocabulary import OBSERVATIONS, PRIVACIES
+from privbench.datasets.vocabulary import DISTORTIONS, OBSERVATIONS, PRIVACIES
 
 
 def add_optimum(sub: Any) -> None:
@@ -23,6 +23,9 @@ def add_optimum(sub: Any) -> None:
     opt.add_argument("--observation", choices=OBSERVATIONS, default=None,
                      help="what the mechanism observes: U only (useful) or (S, U) (full)")
     opt.add_argument("--family", default=None, help="mechanism family (binary-gmm only)")
+    opt.add_argument("--distortion", choices=DISTORTIONS, default=None,
+                     help="distortion other than the scenario's own: logloss = H(U | Z) in nats, "
+                          "the privacy funnel (finite scenarios; a certified sandwich)")
     opt.add_argument("--json", action="store_true", help="one JSON object per budget, one per line")
     opt.set_defaults(func=cmd_optimum)
 
@@ -40,8 +43,8 @@ def cmd_optimum(args: argparse.Namespace) -> int:
     from privbench.theory import resolve
 
     scenario = make_scenario(args.scenario, unique_params("--param", args.param))
-    privacy, observation, family = resolve(scenario, args.privacy, args.observation, args.family)
-    rows = optimum_rows(scenario, args.budget, privacy, observation, family)
+    privacy, observation, family = resolve(scenario, args.privacy, args.observation, args.family, args.distortion)
+    rows = optimum_rows(scenario, args.budget, privacy, observation, family, args.distortion)
     if args.json:
         for row in rows:
             print(json.dumps(row, sort_keys=False))
@@ -51,11 +54,12 @@ def cmd_optimum(args: argparse.Namespace) -> int:
 
 
 def optimum_rows(scenario: Any, budgets: list[float], privacy: str, observation: str | None,
-                 family: str | None) -> list[dict[str, Any]]:
-    """One JSON-able row per budget: the scenario, the optimum, its units, method and bound kind."""
+                 family: str | None, distortion: str | None = None) -> list[dict[str, Any]]:
+    """One JSON-able row per budget: the scenario, the optimum, its units, method and bound kind
+    (certified bounds: ``lower`` and ``width`` too)."""
     from privbench.theory import optimum, units
 
-    results = [(b, optimum(scenario, b, privacy, observation, family)) for b in budgets]
+    results = [(b, optimum(scenario, b, privacy, observation, family, distortion)) for b in budgets]
     rows: list[dict[str, Any]] = []
     for b, opt in results:
         row: dict[str, Any] = {
@@ -64,7 +68,7 @@ def optimum_rows(scenario: Any, budgets: list[float], privacy: str, observation:
             "params": scenario.params(),
             "observation": observation,
             "privacy": privacy,
-            "distortion": scenario.distortion_name,
+            "distortion": distortion or scenario.distortion_name,
             "budget": b,
             "optimum": opt.value,
             "units": units(privacy),
@@ -73,6 +77,7 @@ def optimum_rows(scenario: Any, budgets: list[float], privacy: str, observation:
         }
         if opt.lower is not None:
             row["lower"] = opt.lower
+            row["width"] = opt.value - opt.lower
         if opt.family is not None:
             row["family"] = opt.family
         if opt.mechanism is not None:
@@ -91,13 +96,14 @@ def print_optimum_table(scenario: Any, rows: list[dict[str, Any]], privacy: str,
     head = f"{scenario.id}  privacy={privacy} ({units(privacy)})"
     if observation:
         head += f"  observation={observation}"
-    head += f"  distortion={scenario.distortion_name}"
+    head += f"  distortion={rows[0]['distortion'] if rows else scenario.distortion_name}"
     if family:
         head += f"  family={family}"
     print(head)
     table = [("budget", "optimum", "bound", "method")]
     for row in rows:
-        value = f"{row['optimum']:.6f}" + (f" (lower {row['lower']:.6f})" if "lower" in row else "")
+        value = f"{row['optimum']:.6f}" + (f" (lower {row['lower']:.6f}, width {row['width']:.2g})"
+                                           if "lower" in row else "")
         table.append((f"{row['budget']:g}", value, row["bound_kind"], row["method"]))
     widths = [max(len(r[i]) for r in table) for i in range(3)]
     for r in table:
