@@ -29,6 +29,7 @@ from privbench.datasets.errors import InputError
 from privbench.datasets.validate import check_budgets, check_choice  # noqa: F401 - re-exported for learners
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
+from privbench.datasets.vocabulary import DISTORTIONS
 
 from .errors import TrainingError
 
@@ -188,6 +189,8 @@ class Learner(ABC):
     test_params: ClassVar[dict[str, Any]] = {}
     #: Non-standard bench protocols (privbench.datasets.vocabulary.PROTOCOLS) this learner supports.
     protocols: ClassVar[tuple[str, ...]] = ()
+    #: Distortions served; ``logloss`` (the privacy funnel, finite tasks without a distortion matrix) is opt-in.
+    distortions: ClassVar[tuple[str, ...]] = tuple(d for d in DISTORTIONS if d != "logloss")
 
     def get_params(self) -> dict[str, Any]:
         """The constructor's keyword arguments as stored (scikit-learn's get_params)."""
@@ -227,7 +230,7 @@ class Learner(ABC):
 
     def supports(self, task: Task) -> bool:
         return (task.kind in self.serves and task.observation in self.observations
-                and task.privacy in self.privacies)
+                and task.privacy in self.privacies and task.distortion in self.distortions)
 
     def fit(self, samples: Samples, task: Task, budget: float | Sequence[float], seed: int = 0,
             device: str = "auto") -> "Mechanism | list[Mechanism]":
@@ -254,8 +257,9 @@ class Learner(ABC):
         if not self.supports(task):
             raise InputError(
                 f"learner {self.name!r} does not serve a {task.kind} task with observation="
-                f"{task.observation}, privacy={task.privacy} (serves kinds {', '.join(self.serves)}; "
-                f"observations {', '.join(self.observations)}; privacy {', '.join(self.privacies)})")
+                f"{task.observation}, privacy={task.privacy}, distortion={task.distortion} (serves kinds "
+                f"{', '.join(self.serves)}; observations {', '.join(self.observations)}; privacy "
+                f"{', '.join(self.privacies)}; distortions {', '.join(self.distortions)})")
         samples = task.check_samples(samples)
         many = not np.isscalar(budget) and not isinstance(budget, (int, float))
         budgets = check_budgets(budget if many else [budget])

@@ -67,17 +67,27 @@ class _Minorants:
         self.values = grown
 
 
+def _achievable(split: Split, pts: np.ndarray, cost: np.ndarray, h: np.ndarray, budget: float, privacy: str,
+                joint: np.ndarray, observation: str) -> tuple[Any, dict[str, Any]]:
+    """The LP's split as a mechanism meeting the budget exactly: solved with a small margin below it (grown
+    while the exact H(U | Z) still exceeds it, so the channel keeps the LP's <= n + 1 outputs), with time
+    sharing with Z = W as the last resort."""
+    for margin in (1e-10, 1e-8, 1e-6):
+        sol = solve_envelope(pts, cost, h, split.p_w, max(budget - margin * max(1.0, budget), 0.0))
+        channel = mechanism_of_split(split, pts, sol.weights)
+        measured = release_measures(joint, channel, observation, privacy)
+        if measured[1] <= budget:
+            break
+    return sol, time_share(channel, measured, budget, joint, observation, privacy)
+
+
 def _round(split: Split, minor: _Minorants, budget: float, privacy: str, joint: np.ndarray,
            observation: str) -> dict[str, Any]:
     """Both ends on the current triangulation, and the cells worth bisecting."""
     tri = minor.tri
     pts = np.vstack([tri.points, split.anchors])
     cost, h = split.cost(pts, privacy), split.h_u_of(pts)
-    margin = 1e-10 * max(1.0, budget)
-    sol = solve_envelope(pts, cost, h, split.p_w, max(budget - margin, 0.0))
-    channel = mechanism_of_split(split, pts, sol.weights)
-    mech = time_share(channel, release_measures(joint, channel, observation, privacy), budget,
-                      joint, observation, privacy)
+    sol, mech = _achievable(split, pts, cost, h, budget, privacy, joint, observation)
     y, objective = repaired_dual(sol, pts, cost, h, split.p_w, budget)
     phi = (pts @ y - sol.mu * h)[: len(tri.points)]  # y . q - mu h_U(q) at the vertices
     # >= max over the cell of phi - cost, with either affine minorant of the cost (the better one per cell)
