@@ -241,15 +241,18 @@ def _vectors(name: str, x: Any, dim: int) -> np.ndarray:
     return a
 
 
-def task_for(scenario: Any, observation: str | None, privacy: str = "mi") -> Task:
+def task_for(scenario: Any, observation: str | None, privacy: str = "mi", distortion: str | None = None) -> Task:
     """The Task a learner gets for a scenario (what it may know: sizes, not the model).
 
     Each scenario class describes its own task (:meth:`Scenario.task`); ``observation``
     None means ``useful`` (``gaussian-source`` always uses ``useful``: S = U = W).
+    ``distortion`` (None: the scenario's own) asks for another one, e.g. ``logloss`` for finite scenarios.
     """
     if observation is None:
         observation = "useful"
     task = getattr(scenario, "task", None)
     if not callable(task):
         raise InputError(f"scenario={scenario!r} has no task description")
+    if distortion is not None:
+        return task(observation, privacy, distortion)
     return task(observation, privacy)

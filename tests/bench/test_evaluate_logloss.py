@@ -55,3 +55,13 @@ def test_false_channel_is_ignored():
     assert next(e for e in evals if e.metric == "consistency").value == 0
     plug = _by(evals, "logloss-plugin", "distortion")
     assert plug.value == pytest.approx(0.0, abs=1e-12)  # Z = U: nothing left to guess
+
+
+def test_evaluate_dispatches_logloss_tasks():
+    from privbench.bench.evaluators.dispatch import evaluate
+
+    mech = FiniteChannel(TASK, 0.5, MERGE)
+    evals = evaluate(mech, SC, "useful", "mi", n_eval=5000, seed=1, distortion="logloss")
+    assert any(e.evaluator == "exact-logloss" for e in evals)
+    with pytest.raises(Exception, match="different task"):
+        evaluate(mech, SC, "useful", "mi", n_eval=5000, seed=1)  # a logloss mechanism is not a Hamming one
