@@ -67,27 +67,53 @@ class _Minorants:
         self.values = grown
 
 
+def _columns(pts: np.ndarray, cost: np.ndarray, h: np.ndarray, budget: float, p_w: np.ndarray,
+             start: np.ndarray) -> tuple[Any, np.ndarray]:
+    """The envelope LP by column generation: solved on the columns ``start``, then again with every
+    column of positive reduced cost added, until there is none (the LP over all of ``pts``)."""
+    use = np.zeros(len(pts), dtype=bool)
+    use[start] = True
+    while True:
+        idx = np.flatnonzero(use)
+        sol = solve_envelope(pts[idx], cost[idx], h[idx], p_w, budget)
+        reduced = pts @ sol.y - sol.mu * h - cost  # > 0: the column would lower the objective
+        enter = (reduced > 1e-12 * max(1.0, float(np.abs(cost).max()))) & ~use
+        if not enter.any():
+            weights = np.zeros(len(pts))
+            weights[idx] = sol.weights
+            return sol, weights
+        use |= enter
+
+
 def _achievable(split: Split, pts: np.ndarray, cost: np.ndarray, h: np.ndarray, budget: float, privacy: str,
-                joint: np.ndarray, observation: str) -> tuple[Any, dict[str, Any]]:
+                joint: np.ndarray, observation: str, start: np.ndarray) -> tuple[Any, np.ndarray, dict[str, Any]]:
     """The LP's split as a mechanism meeting the budget exactly: solved with a small margin below it (grown
     while the exact H(U | Z) still exceeds it, so the channel keeps the LP's <= n + 1 outputs), with time
-    sharing with Z = W as the last resort."""
+    sharing with Z = W as the last resort.  Returns the LP solution, its weights on ``pts`` and the mechanism."""
     for margin in (1e-10, 1e-8, 1e-6):
-        sol = solve_envelope(pts, cost, h, split.p_w, max(budget - margin * max(1.0, budget), 0.0))
-        channel = mechanism_of_split(split, pts, sol.weights)
+        sol, weights = _columns(pts, cost, h, max(budget - margin * max(1.0, budget), 0.0), split.p_w, start)
+        channel = mechanism_of_split(split, pts, weights)
         measured = release_measures(joint, channel, observation, privacy)
         if measured[1] <= budget:
             break
-    return sol, time_share(channel, measured, budget, joint, observation, privacy)
+    return sol, weights, time_share(channel, measured, budget, joint, observation, privacy)
 
 
 def _round(split: Split, minor: _Minorants, budget: float, privacy: str, joint: np.ndarray,
-           observation: str) -> dict[str, Any]:
-    """Both ends on the current triangulation, and the cells worth bisecting."""
+           observation: str, previous: Any) -> dict[str, Any]:
+    """Both ends on the current triangulation, and the cells worth bisecting.  ``previous``: the last
+    round's LP solution (its best columns start this round's column generation), or None."""
     tri = minor.tri
     pts = np.vstack([tri.points, split.anchors])
     cost, h = split.cost(pts, privacy), split.h_u_of(pts)
-    sol, mech = _achievable(split, pts, cost, h, budget, privacy, joint, observation)
+    if previous is None:
+        start = np.arange(len(pts))
+    else:  # the columns of the largest reduced costs under the last dual (its support among them), the
+        # unit vectors (H(U | W = w) = 0: always feasible) and the anchors
+        reduced = pts @ previous.y - previous.mu * h - cost
+        best = np.argsort(-reduced, kind="stable")[: 40 * (split.p_w.size + 1)]
+        start = np.concatenate([best, np.arange(split.p_w.size), np.arange(len(tri.points), len(pts))])
+    sol, _, mech = _achievable(split, pts, cost, h, budget, privacy, joint, observation, start)
     y, objective = repaired_dual(sol, pts, cost, h, split.p_w, budget)
     phi = (pts @ y - sol.mu * h)[: len(tri.points)]  # y . q - mu h_U(q) at the vertices
     # >= max over the cell of phi - cost, with either affine minorant of the cost (the better one per cell)
@@ -95,7 +121,7 @@ def _round(split: Split, minor: _Minorants, budget: float, privacy: str, joint: 
     bound = np.minimum((phi[tri.cells] - minor.values).max(axis=1), prior)
     top = max(0.0, float(bound.max()))
     refine = np.flatnonzero(bound >= 0.5 * top) if top > 0 else np.zeros(0, dtype=int)
-    return {"lower": objective - top, "mech": mech, "refine": refine, "mu": sol.mu, "excess": top}
+    return {"lower": objective - top, "mech": mech, "refine": refine, "mu": sol.mu, "excess": top, "sol": sol}
 
 
 def funnel_sandwich(split: Split, joint: np.ndarray, observation: str, budget: float, privacy: str = "mi", *,
@@ -119,10 +145,11 @@ def funnel_sandwich(split: Split, joint: np.ndarray, observation: str, budget: f
                 "seconds": time.perf_counter() - start}
     minor = _Minorants(split, _initial(split.p_w.size), privacy)
     best: dict[str, Any] = {"lower": -np.inf, "upper": np.inf}
-    rounds = 0
+    rounds, previous = 0, None
     while True:
         rounds += 1
-        got = _round(split, minor, budget, privacy, joint, observation)
+        got = _round(split, minor, budget, privacy, joint, observation, previous)
+        previous = got["sol"]
         if got["lower"] > best["lower"]:
             best.update(lower=got["lower"], slope=got["mu"])
         if got["mech"]["value"] < best["upper"]:
