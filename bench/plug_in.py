@@ -18,6 +18,10 @@ among such channels), with ``info["budget_infeasible"] = True`` and
 from the samples (with ``smoothing=0``) get the uniform row (theory's rule for
 observations of probability zero).
 
+Log-loss tasks (finite, ``distortion="logloss"``: the privacy funnel): the
+achievable end of :func:`privbench.theory.funnel.funnel_optimum` on the estimated
+joint (``funnel_seconds`` of refinement per budget at most), padded to the task's n_z = n_w + 1.
+
 Gaussian tasks (kind ``gaussian``, privacy ``mi``, MSE distortion): the same idea
 with a Gaussian model.  The sample means and covariance of (S, U) are estimated
 from the training samples, a model of the structure theory has a closed form for
@@ -62,6 +66,7 @@ import numpy as np
 from privbench.datasets.errors import InputError
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
+from privbench.datasets.vocabulary import DISTORTIONS
 from privbench.learners.base import Learner, Mechanism
 from privbench.learners.mechanisms import FiniteChannel, LinearGaussian
 from privbench.learners.serves import Serves
@@ -164,6 +169,8 @@ class PlugIn(Learner):
     structure : {"prop2", "diagonal"}
         Gaussian vector tasks: sample cov_s and cov_su, or only their diagonals
         (per-component pairs).  Ignored elsewhere.
+    funnel_seconds : float
+        Log-loss tasks: refinement time per budget of the funnel on the estimate.
     """
 
     name = "plugin"
@@ -172,11 +179,13 @@ class PlugIn(Learner):
     serves = Serves(kinds=("finite", "gaussian"))
     observations = ("useful", "full")
     privacies = ("mi", "map", "chi2")
+    distortions = DISTORTIONS  # logloss too: the funnel's achievable end on the estimate
     test_params: dict[str, Any] = {}
 
-    def __init__(self, smoothing: float = 0.0, structure: str = "prop2") -> None:
+    def __init__(self, smoothing: float = 0.0, structure: str = "prop2", funnel_seconds: float = 10.0) -> None:
         self.smoothing = smoothing
         self.structure = structure
+        self.funnel_seconds = funnel_seconds
 
     def refusal(self, task: Task) -> str | None:
         """As declared, and gaussian tasks for privacy ``mi`` only (theory's Gaussian closed forms)."""
@@ -187,6 +196,8 @@ class PlugIn(Learner):
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
         if task.kind == "gaussian":
             return self._fit_gaussian(samples, task, budgets)
+        if task.distortion == "logloss":
+            return self._fit_funnel(samples, task, budgets)
         a = self.smoothing
         if isinstance(a, bool) or not isinstance(a, (int, float)) or not math.isfinite(a) or a < 0:
             raise InputError(f"smoothing={a!r} must be a finite number >= 0")
@@ -206,6 +217,28 @@ class PlugIn(Learner):
                     "budget_infeasible": bool(budget < least - 1e-12), "budget_used": used,
                     "estimate_distortion": float((opt.certificate or {}).get("distortion", float("nan")))}
             out.append(FiniteChannel(task, float(budget), np.asarray(opt.mechanism["channel"]), info))  # type: ignore[index]
+        return out
+
+    def _fit_funnel(self, samples: Samples, task: Task, budgets: np.ndarray) -> list[Mechanism]:
+        """Log-loss tasks: the achievable end of theory's certified funnel on the estimated joint."""
+        from privbench.theory.funnel import funnel_optimum
+
+        a = self.smoothing
+        if isinstance(a, bool) or not isinstance(a, (int, float)) or not math.isfinite(a) or a < 0:
+            raise InputError(f"smoothing={a!r} must be a finite number >= 0")
+        joint = estimate_joint(samples, task.n_s, task.n_u, float(a))  # type: ignore[arg-type]
+        out: list[Mechanism] = []
+        for budget in budgets:
+            opt = funnel_optimum(joint, float(budget), task.privacy, task.observation,
+                                 time_limit=float(self.funnel_seconds))
+            ch = np.asarray(opt.mechanism["channel"])  # type: ignore[index]
+            if ch.shape[1] > task.n_z:  # type: ignore[operator]
+                raise InputError(f"plugin: the funnel's channel has {ch.shape[1]} outputs, the task allows "
+                                 f"n_z={task.n_z} (need n_z >= n_w + 1)")
+            channel = np.hstack([ch, np.zeros((ch.shape[0], task.n_z - ch.shape[1]))])  # type: ignore[operator]
+            info = {"smoothing": float(a), "estimate_value": opt.value, "estimate_lower": opt.lower,
+                    "method": opt.method, "estimate_distortion": float(opt.mechanism["distortion"])}  # type: ignore[index]
+            out.append(FiniteChannel(task, float(budget), channel, info))
         return out
 
     def _fit_gaussian(self, samples: Samples, task: Task, budgets: np.ndarray) -> list[Mechanism]:

@@ -44,7 +44,9 @@ class Task:
     observation : {"useful", "full"}
     privacy : {"mi", "map", "chi2"}
         The privacy objective the learner should minimise.
-    distortion : {"hamming", "matrix", "mse", "xent"}
+    distortion : {"hamming", "matrix", "mse", "xent", "logloss"}
+        ``logloss`` (finite only): H(U | Z) in nats, the privacy funnel; no distortion matrix, and
+        ``n_z`` is free (theory's optima need at most n_w + 1 outputs).
     n_s, n_u, n_z : int or None
         Alphabet sizes (finite S; finite U and Z).
     d_s, d_u : int or None
@@ -87,10 +89,13 @@ class Task:
         missing = [n for n in need if getattr(self, n) is None]
         if missing:
             raise InputError(f"a {self.kind} task needs {', '.join(missing)}")
-        if self.kind == "finite":
+        if self.kind == "finite" and self.distortion == "logloss":
+            if self.distortion_matrix is not None:
+                raise InputError("distortion='logloss' takes no distortion_matrix (it is H(U | Z))")
+        elif self.kind == "finite":
             if self.distortion not in ("hamming", "matrix"):
                 raise InputError(f"distortion={self.distortion!r} is not for finite tasks "
-                                 "(allowed: hamming, matrix)")
+                                 "(allowed: hamming, matrix, logloss)")
             if self.distortion_matrix is None:
                 if self.distortion == "matrix" or self.n_z != self.n_u:
                     raise InputError("a finite task with a non-Hamming distortion needs distortion_matrix")
@@ -102,7 +107,7 @@ class Task:
                     f"distortion_matrix must be a finite non-negative ({self.n_u}, {self.n_z}) matrix, "
                     f"got shape {d.shape}")
             object.__setattr__(self, "distortion_matrix", tuple(map(tuple, d.tolist())))
-        elif self.distortion not in ("mse", "xent"):
+        elif self.distortion not in ("mse", "xent"):  # (not finite)
             raise InputError(f"distortion={self.distortion!r} is not for {self.kind} tasks "
                              "(allowed: mse, xent)")
         if self.distortion == "xent" and self.kind != "image":
@@ -236,15 +241,18 @@ def _vectors(name: str, x: Any, dim: int) -> np.ndarray:
     return a
 
 
-def task_for(scenario: Any, observation: str | None, privacy: str = "mi") -> Task:
+def task_for(scenario: Any, observation: str | None, privacy: str = "mi", distortion: str | None = None) -> Task:
     """The Task a learner gets for a scenario (what it may know: sizes, not the model).
 
     Each scenario class describes its own task (:meth:`Scenario.task`); ``observation``
     None means ``useful`` (``gaussian-source`` always uses ``useful``: S = U = W).
+    ``distortion`` (None: the scenario's own) asks for another one, e.g. ``logloss`` for finite scenarios.
     """
     if observation is None:
         observation = "useful"
     task = getattr(scenario, "task", None)
     if not callable(task):
         raise InputError(f"scenario={scenario!r} has no task description")
+    if distortion is not None:
+        return task(observation, privacy, distortion)
     return task(observation, privacy)

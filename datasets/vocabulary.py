@@ -15,8 +15,9 @@ PRIVACIES = ("mi", "map", "chi2")
 LABELLED_PRIVACIES = ("map", "mi")
 #: Units of each privacy metric.
 UNITS = {"mi": "nats", "map": "probability", "chi2": "dimensionless"}
-#: Distortion functions: Hamming, a distortion matrix d[u][z], mean squared error, per-pixel cross-entropy.
-DISTORTIONS = ("hamming", "matrix", "mse", "xent")
+#: Distortion functions: Hamming, a distortion matrix d[u][z], mean squared error, per-pixel cross-entropy,
+#: log-loss H(U | Z) (nats; information as utility: the privacy funnel, budget D = H(U) - R for I(U; Z) >= R).
+DISTORTIONS = ("hamming", "matrix", "mse", "xent", "logloss")
 #: What kind of data a task is about (see :class:`privbench.datasets.Task`).
 TASK_KINDS = ("finite", "gaussian", "mixture", "image")
 #: GAP's noise-adding mechanism families for the binary Gaussian mixture (family bounds).

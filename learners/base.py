@@ -30,6 +30,7 @@ from privbench.datasets.files import make_default_mode
 from privbench.datasets.validate import check_budgets, check_choice  # noqa: F401 - re-exported for learners
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
+from privbench.datasets.vocabulary import DISTORTIONS
 
 from .errors import TrainingError
 from .serves import Serves, as_serves
@@ -195,6 +196,8 @@ class Learner(ABC):
     test_params: ClassVar[dict[str, Any]] = {}
     #: Non-standard bench protocols (privbench.datasets.vocabulary.PROTOCOLS) this learner supports.
     protocols: ClassVar[tuple[str, ...]] = ()
+    #: Distortions served; ``logloss`` (the privacy funnel, finite tasks without a distortion matrix) is opt-in.
+    distortions: ClassVar[tuple[str, ...]] = tuple(d for d in DISTORTIONS if d != "logloss")
 
     def get_params(self) -> dict[str, Any]:
         """The constructor's keyword arguments as stored (scikit-learn's get_params)."""
@@ -240,14 +243,16 @@ class Learner(ABC):
     def refusal(self, task: Task) -> str | None:
         """Why this learner cannot train for ``task`` (one phrase), or None when it can.
 
-        From the declarations: ``serves``, ``observations`` and ``privacies`` (``task.privacy``
-        is the metric it is asked to train for).
+        From the declarations: ``serves``, ``observations``, ``privacies`` (``task.privacy``
+        is the metric it is asked to train for) and ``distortions`` (``logloss`` is opt-in).
         """
         why = self.declared().refusal(task)
         if why is None and task.observation not in self.observations:
             why = f"serves observations {', '.join(self.observations)}, not {task.observation}"
         if why is None and task.privacy not in self.privacies:
             why = f"trains for privacy {', '.join(self.privacies)}, not {task.privacy}"
+        if why is None and task.distortion not in self.distortions:
+            why = f"trains for distortions {', '.join(self.distortions)}, not {task.distortion}"
         return why
 
     def supports(self, task: Task) -> bool:

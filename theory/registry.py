@@ -30,6 +30,8 @@ P = TypeVar("P", bound=type)
 
 BY_NAME: dict[str, Provider] = {}
 BY_KIND: dict[str, Provider] = {}
+#: Providers of another distortion than the scenario's own, keyed by (scenario kind, distortion).
+BY_DISTORTION: dict[tuple[str, str], Provider] = {}
 
 
 class Provider:
@@ -77,7 +79,8 @@ class Provider:
         raise NotImplementedError  # pragma: no cover
 
 
-def register(*, name: str | None = None, kind: str | None = None) -> Callable[[P], P]:
+def register(*, name: str | None = None, kind: str | None = None,
+             distortion: str | None = None) -> Callable[[P], P]:
     """Class decorator: register one instance of a :class:`Provider` subclass.
 
     Parameters
@@ -86,10 +89,17 @@ def register(*, name: str | None = None, kind: str | None = None) -> Callable[[P
         A scenario name (``Scenario.name``); precedence over the kind's provider.
     kind : str, optional
         A scenario kind (``Scenario.kind``): the fallback for every scenario of it.
+    distortion : str, optional
+        With ``kind``: the provider serves that kind under this distortion instead of the
+        scenario's own (e.g. ``logloss``); it is the whole chain when that distortion is asked for.
     """
-    if (name is None) == (kind is None):
-        raise ValueError("register takes exactly one of name= or kind=")
-    table, key = (BY_NAME, name) if name is not None else (BY_KIND, kind)
+    if (name is None) == (kind is None) or (distortion is not None and kind is None):
+        raise ValueError("register takes exactly one of name= or kind= (distortion= goes with kind=)")
+    table: dict[Any, Provider]
+    if distortion is not None:
+        table, key = BY_DISTORTION, (kind, distortion)
+    else:
+        table, key = (BY_NAME, name) if name is not None else (BY_KIND, kind)
 
     def wrap(cls: P) -> P:
         if key in table:
@@ -108,26 +118,31 @@ def load() -> None:
         importlib.import_module(info.name)
 
 
-def chain(scenario: Any) -> list[Provider]:
-    """The providers of ``scenario``: its name's first, then its kind's (empty without an optimum)."""
+def chain(scenario: Any, distortion: str | None = None) -> list[Provider]:
+    """The providers of ``scenario``: its name's first, then its kind's (empty without an optimum);
+    for a ``distortion`` other than None, the provider registered for (its kind, that distortion)."""
     load()
     if not scenario.has_optimum:
         return []
+    if distortion is not None:
+        other = BY_DISTORTION.get((scenario.kind, distortion))
+        return [other] if other is not None else []
     found = (BY_NAME.get(scenario.name), BY_KIND.get(scenario.kind))
     return [p for p in found if p is not None]
 
 
-def serving(scenario: Any, privacy: str, observation: str | None) -> Provider | None:
+def serving(scenario: Any, privacy: str, observation: str | None,
+            distortion: str | None = None) -> Provider | None:
     """The first provider of the chain that serves (privacy, observation), or None."""
-    for provider in chain(scenario):
+    for provider in chain(scenario, distortion):
         if (privacy, observation) in provider.supported(scenario):
             return provider
     return None
 
 
-def declared(scenario: Any, attribute: str, default: Any) -> Any:
+def declared(scenario: Any, attribute: str, default: Any, distortion: str | None = None) -> Any:
     """The first value of a provider ``attribute`` along the chain that is not None."""
-    for provider in chain(scenario):
+    for provider in chain(scenario, distortion):
         value = getattr(provider, attribute)
         if value is not None:
             return value

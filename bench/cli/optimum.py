@@ -8,7 +8,7 @@ from typing import Any
 
 from privbench.bench.cli.common import budget, param, unique_params
 from privbench.datasets.errors import InputError
-from privbench.datasets.vocabulary import OBSERVATIONS, PRIVACIES
+from privbench.datasets.vocabulary import DISTORTIONS, OBSERVATIONS, PRIVACIES
 
 
 def add_optimum(sub: Any) -> None:
@@ -24,6 +24,9 @@ def add_optimum(sub: Any) -> None:
     opt.add_argument("--observation", choices=OBSERVATIONS, default=None,
                      help="what the mechanism observes: U only (useful) or (S, U) (full)")
     opt.add_argument("--family", default=None, help="mechanism family (binary-gmm only)")
+    opt.add_argument("--distortion", choices=DISTORTIONS, default=None,
+                     help="distortion other than the scenario's own: logloss = H(U | Z) in nats, "
+                          "the privacy funnel (finite scenarios; a certified sandwich)")
     opt.add_argument("--json", action="store_true", help="one JSON object per budget, one per line")
     opt.add_argument("--guarantee", action="store_true",
                      help="also the (eps, delta)-IP the optimal leakage gives (Wang & Tay Theorem 1: mi -> KL, "
@@ -48,8 +51,8 @@ def cmd_optimum(args: argparse.Namespace) -> int:
     from privbench.theory import resolve
 
     scenario = make_scenario(args.scenario, unique_params("--param", args.param))
-    privacy, observation, family = resolve(scenario, args.privacy, args.observation, args.family)
-    rows = optimum_rows(scenario, args.budget, privacy, observation, family)
+    privacy, observation, family = resolve(scenario, args.privacy, args.observation, args.family, args.distortion)
+    rows = optimum_rows(scenario, args.budget, privacy, observation, family, args.distortion)
     if args.guarantee:
         for row in rows:
             row["guarantee"] = optimum_guarantee(scenario, row, args.eps)
@@ -62,11 +65,12 @@ def cmd_optimum(args: argparse.Namespace) -> int:
 
 
 def optimum_rows(scenario: Any, budgets: list[float], privacy: str, observation: str | None,
-                 family: str | None) -> list[dict[str, Any]]:
-    """One JSON-able row per budget: the scenario, the optimum, its units, method and bound kind."""
+                 family: str | None, distortion: str | None = None) -> list[dict[str, Any]]:
+    """One JSON-able row per budget: the scenario, the optimum, its units, method and bound kind
+    (certified bounds: ``lower`` and ``width`` too)."""
     from privbench.theory import optimum, units
 
-    results = [(b, optimum(scenario, b, privacy, observation, family)) for b in budgets]
+    results = [(b, optimum(scenario, b, privacy, observation, family, distortion)) for b in budgets]
     rows: list[dict[str, Any]] = []
     for b, opt in results:
         row: dict[str, Any] = {
@@ -75,7 +79,7 @@ def optimum_rows(scenario: Any, budgets: list[float], privacy: str, observation:
             "params": scenario.params(),
             "observation": observation,
             "privacy": privacy,
-            "distortion": scenario.distortion_name,
+            "distortion": distortion or scenario.distortion_name,
             "budget": b,
             "optimum": opt.value,
             "units": units(privacy),
@@ -84,6 +88,7 @@ def optimum_rows(scenario: Any, budgets: list[float], privacy: str, observation:
         }
         if opt.lower is not None:
             row["lower"] = opt.lower
+            row["width"] = opt.value - opt.lower
         if opt.family is not None:
             row["family"] = opt.family
         if opt.mechanism is not None:
@@ -102,13 +107,14 @@ def print_optimum_table(scenario: Any, rows: list[dict[str, Any]], privacy: str,
     head = f"{scenario.id}  privacy={privacy} ({units(privacy)})"
     if observation:
         head += f"  observation={observation}"
-    head += f"  distortion={scenario.distortion_name}"
+    head += f"  distortion={rows[0]['distortion'] if rows else scenario.distortion_name}"
     if family:
         head += f"  family={family}"
     print(head)
     table = [("budget", "optimum", "bound", "method")]
     for row in rows:
-        value = f"{row['optimum']:.6f}" + (f" (lower {row['lower']:.6f})" if "lower" in row else "")
+        value = f"{row['optimum']:.6f}" + (f" (lower {row['lower']:.6f}, width {row['width']:.2g})"
+                                           if "lower" in row else "")
         table.append((f"{row['budget']:g}", value, row["bound_kind"], row["method"]))
     widths = [max(len(r[i]) for r in table) for i in range(3)]
     for r, row in zip(table, [None, *rows]):
@@ -201,12 +207,14 @@ def list_learners(as_json: bool = False) -> int:
         params = hyper_parameters(cls)
         if as_json:
             print(json.dumps({"name": name, "summary": cls.summary, "class": f"{cls.__module__}.{cls.__qualname__}",
-                              "tasks": list(cls.serves), "observations": list(cls.observations),
-                              "privacies": list(cls.privacies), "params": params}, default=repr))
+                              "tasks": cls.declared().describe(), "observations": list(cls.observations),
+                              "privacies": list(cls.privacies), "distortions": list(cls.distortions),
+                              "params": params}, default=repr))
             continue
         print(f"{name}: {cls.summary}")
         print(f"    tasks: {cls.declared().describe()}; observation: {', '.join(cls.observations)}; "
-              f"privacy: {', '.join(cls.privacies)}  ({cls.__module__}.{cls.__qualname__})")
+              f"privacy: {', '.join(cls.privacies)}; distortion: {', '.join(cls.distortions)}  "
+              f"({cls.__module__}.{cls.__qualname__})")
         shown = ", ".join(f"{k}={v!r}" for k, v in params.items()) or "none"
         print(textwrap.fill(f"hyper-parameters: {shown}", width=110, initial_indent="    ",
                             subsequent_indent="        ", break_on_hyphens=False))

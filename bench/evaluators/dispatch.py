@@ -9,6 +9,8 @@ evaluator              applies to                  kind       what
 =====================  ==========================  =========  ===============================
 exact-channel          finite, ``channel()``       exact      I(S;Z), MAP, chi2 (theory.measures)
 exact-distortion       channel / parametric        exact      E d(U, Z) from the model
+exact-logloss          finite ``logloss`` tasks,   exact      H(U | Z) from the model (logloss.py;
+                         verified ``channel()``                 sample-logloss / logloss-plugin too)
 finite-plugin          finite without a channel    estimate   plug-in pmf of fresh (S, Z)
 exact-mixture-params   binary-gmm, mixture-shift   exact      MAP (theory.mixture)
 exact-linear-gaussian  gaussian, linear-gaussian   exact      I(S;Z) (theory.gaussian)
@@ -58,6 +60,7 @@ from privbench.datasets.vocabulary import EVALUATOR_SETS as SUITE_EVALUATOR_SETS
 
 from .evaluation import Evaluation, check_counts, check_release, mechanism_task
 from .finite import evaluate_finite
+from .logloss import evaluate_finite_logloss
 from .gaussian import evaluate_gaussian
 from .labelled import evaluate_labelled_scenario
 from .mismatch import with_mismatch
@@ -83,7 +86,8 @@ class KindEvaluators:
 #: Scenario kind (``Scenario.kind``) -> its evaluators.
 BY_KIND: dict[str, KindEvaluators] = {
     "finite": KindEvaluators(lambda m, sc, task, s, u, z, seed, rng, cc:
-                             evaluate_finite(m, sc, task, s, u, z, seed), mismatch=False),
+                             (evaluate_finite_logloss if task.distortion == "logloss" else evaluate_finite)(
+                                 m, sc, task, s, u, z, seed), mismatch=False),
     "mixture": KindEvaluators(evaluate_mixture, mismatch=True),
     "gaussian": KindEvaluators(evaluate_gaussian, mismatch=True),
 }
@@ -91,7 +95,7 @@ BY_KIND: dict[str, KindEvaluators] = {
 
 def evaluate(mechanism: Any, scenario: Any, observation: str | None, privacy: str, *,
              n_eval: int = 20000, seed: int = 0, evaluators: str | None = None,
-             cross_check: bool = True) -> list[Evaluation]:
+             cross_check: bool = True, distortion: str | None = None) -> list[Evaluation]:
     """Evaluate a mechanism against the true scenario with fresh samples.
 
     Parameters
@@ -126,6 +130,9 @@ def evaluate(mechanism: Any, scenario: Any, observation: str | None, privacy: st
         where an exact evaluation of the leakage exists (default).  They cannot
         change the headline then (it takes the exact value); the runner turns
         them off to save time (the tests cross-check them against exact values).
+    distortion : str, optional
+        Another distortion than the scenario's own: ``logloss`` (finite scenarios; the privacy
+        funnel's H(U | Z), :mod:`.logloss`).  The mechanism must be built for that task.
 
     Returns
     -------
@@ -134,7 +141,7 @@ def evaluate(mechanism: Any, scenario: Any, observation: str | None, privacy: st
     """
     if isinstance(scenario, Scenario) and not scenario.has_optimum:  # labelled data: fresh classifiers only
         return evaluate_labelled_scenario(mechanism, scenario, observation, privacy, n_eval, seed, evaluators)
-    task, kind = check(mechanism, scenario, observation, privacy, n_eval, seed)
+    task, kind = check(mechanism, scenario, observation, privacy, n_eval, seed, distortion)
     if evaluators not in EVALUATOR_SETS:
         raise InputError(f"evaluators={evaluators!r} is unknown (allowed: None, "
                          f"{', '.join(repr(e) for e in EVALUATOR_SETS if e)})")
@@ -153,7 +160,7 @@ def evaluate(mechanism: Any, scenario: Any, observation: str | None, privacy: st
 
 
 def check(mech: Any, scenario: Any, observation: str | None, privacy: str, n_eval: Any,
-          seed: Any) -> tuple[Task, KindEvaluators]:
+          seed: Any, distortion: str | None = None) -> tuple[Task, KindEvaluators]:
     """The scenario's Task and its kind's evaluators, after checking every argument (InputError)."""
     if privacy not in PRIVACIES:
         raise InputError(f"privacy={privacy!r} is unknown (allowed: {', '.join(PRIVACIES)})")
@@ -161,5 +168,6 @@ def check(mech: Any, scenario: Any, observation: str | None, privacy: str, n_eva
     kind = BY_KIND.get(scenario.kind) if isinstance(scenario, Scenario) else None
     if kind is None:
         raise InputError(f"scenario={scenario!r} has no evaluator (allowed: finite, gaussian, binary-gmm scenarios)")
-    task = mechanism_task(mech, lambda obs: task_for(scenario, obs, privacy), scenario.id, observation, privacy)
+    task = mechanism_task(mech, lambda obs: task_for(scenario, obs, privacy, distortion), scenario.id, observation,
+                          privacy)
     return task, kind

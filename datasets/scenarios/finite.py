@@ -43,8 +43,16 @@ class FiniteScenario(Scenario):
             return "hamming"
         return "matrix"
 
-    def task(self, observation: str, privacy: str = "mi") -> Task:
+    def task(self, observation: str, privacy: str = "mi", distortion: str | None = None) -> Task:
+        """The learner's task; ``distortion="logloss"`` asks for the privacy funnel's (H(U | Z), n_z = n_w + 1)."""
         joint = self.joint()
+        if distortion == "logloss":
+            n_s, n_u = joint.shape
+            n_w = n_u if observation == "useful" else n_s * n_u
+            return Task("finite", observation, privacy, "logloss", n_s=n_s, n_u=n_u, n_z=n_w + 1)
+        if distortion not in (None, self.distortion_name):
+            raise InputError(f"distortion={distortion!r} is not available for {self.name} "
+                             f"(allowed: {self.distortion_name}, logloss)")
         dm = self.distortion_matrix()
         return Task("finite", observation, privacy, self.distortion_name, n_s=joint.shape[0],
                     n_u=joint.shape[1], n_z=dm.shape[1], distortion_matrix=tuple(map(tuple, dm.tolist())))

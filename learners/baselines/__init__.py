@@ -5,6 +5,8 @@
 ``randomized-response``  finite: Z = U (or the cheapest z for u) with probability 1 - t,
                          uniform over Z's alphabet with probability t, t calibrated on the
                          empirical distribution of U to spend the budget.
+``greedy-merge``         finite, logloss: the privacy funnel's agglomerative merge of U values
+                         (least utility lost per unit of leakage saved), a deterministic release.
 ``gaussian-noise``       gaussian / mixture: Z = U + N(0, (budget / d_u) I) (the filter
                          paper's Gaussian mechanism; distortion exactly the budget).  image:
                          Z = clip(U + sigma N(0, I), 1e-3, 1 - 1e-3), sigma set by bisection so
@@ -20,7 +22,8 @@ theory's solver and therefore lives in ``privbench.bench.plug_in``.
 from .constant import Constant
 from .fixed import FixedLearner
 from .gaussian_noise import GaussianNoise
+from .greedy_merge import GreedyMerge
 from .identity import Identity
 from .randomized_response import RandomizedResponse
 
-__all__ = ["Constant", "FixedLearner", "GaussianNoise", "Identity", "RandomizedResponse"]
+__all__ = ["Constant", "FixedLearner", "GaussianNoise", "GreedyMerge", "Identity", "RandomizedResponse"]
