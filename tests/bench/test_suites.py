@@ -89,7 +89,8 @@ def test_quick_suite_touches_every_scenario_family_and_every_learner():
                                                  if getattr(cls, "has_optimum", True)}
     # image learners have no scenario with an optimum: they are out of the quick suite
     ours = {n for n, cls in available().items() if cls.__module__.startswith("privbench.")
-            and set(cls.declared().kinds) & {"finite", "gaussian", "mixture"}}
+            and set(cls.declared().kinds) & {"finite", "gaussian", "mixture"}
+            and set(cls.distortions) != {"logloss"}}  # funnel-only learners: the runner has no logloss cases yet
     assert ours <= {c.learner for c in suite.cases}, "add the new learner to bench/suites/quick.yaml"
     assert suite.timeout is not None and len(suite.cases) < 200
 

@@ -67,5 +67,5 @@ def test_first_merge_is_the_cheapest_utility_per_leakage():
 
 
 def test_refuses_tasks_other_than_logloss():
-    with pytest.raises(InputError, match="distortion=hamming"):
+    with pytest.raises(InputError, match="trains for distortions logloss, not hamming"):
         GreedyMerge().fit(SC.sample(100, np.random.default_rng(0)), SC.task("useful", "mi"), 0.1)
