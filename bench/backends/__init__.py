@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .common import Job, default_jobs
+from .common import Job, default_jobs, worker_threads
 from .dask_backend import dask_task, run_dask
 from .isolated import run_isolated
 from .local import run_local

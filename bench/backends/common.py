@@ -10,7 +10,7 @@ from typing import Any
 
 from privbench.learners.serve import watch_parent
 
-from ..records import provenance
+from ..records import Record, failure_rows, provenance
 from ..suites import Case
 
 
@@ -52,6 +52,23 @@ def init_worker(parent: int, threads: int | None, evaluator: bool = True) -> Non
         import privbench.theory.optimum  # noqa: F401
 
         from .. import evaluators, scores  # noqa: F401
+
+
+def worker_threads(jobs: int) -> int:
+    """Torch threads of each of ``jobs`` worker processes on this machine: its cores shared out."""
+    return max(1, default_jobs() // jobs)
+
+
+def timeout_rows(case: Case, timeout: float, device: str) -> list[Record]:
+    """The rows of a case whose worker process was killed past ``timeout`` seconds (every backend)."""
+    return failure_rows(case, "timeout", f"exceeded the per-case timeout of {timeout:g} s (worker killed)", None,
+                        float(timeout), str(device))
+
+
+def died_rows(case: Case, exitcode: int | None, seconds: float, device: str) -> list[Record]:
+    """The rows of a case whose worker process died during it (every backend)."""
+    return failure_rows(case, "failed", f"worker process died (exit code {exitcode}; out of memory?)", None,
+                        max(0.0, seconds), str(device))
 
 
 def default_jobs() -> int:

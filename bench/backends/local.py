@@ -16,7 +16,7 @@ from typing import Any, Callable
 from ..execute import execute_case
 from ..records import error_text, failure_rows
 from ..suites import Case
-from .common import Job, default_jobs, init_worker
+from .common import Job, died_rows, init_worker, timeout_rows, worker_threads
 
 
 def _worker_main(conn: Any, parent: int, threads: int | None) -> None:
@@ -70,7 +70,7 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
     from multiprocessing.connection import wait
 
     ctx = mp.get_context("spawn")
-    threads = max(1, default_jobs() // jobs)
+    threads = worker_threads(jobs)
     queue, idle, busy = deque(todo), [], []  # type: ignore[var-annotated]
     try:
         while queue or busy:
@@ -102,9 +102,7 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
                         continue
                     if rows is None:
                         w.proc.join(timeout=5)
-                        rows = failure_rows(job.case, "failed", f"worker process died (exit code "
-                                            f"{w.proc.exitcode}; out of memory?)", None,
-                                            max(0.0, time.perf_counter() - job.start), device)
+                        rows = died_rows(job.case, w.proc.exitcode, time.perf_counter() - job.start, device)
                         busy.remove(w)
                         w.stop(kill=True)
                     else:
@@ -113,8 +111,7 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
                 elif timeout is not None and time.perf_counter() - job.start >= timeout:
                     busy.remove(w)
                     w.stop(kill=True)
-                    rows = failure_rows(job.case, "timeout", f"exceeded the per-case timeout of {timeout:g} s "
-                                        "(worker killed)", None, float(timeout), device)
+                    rows = timeout_rows(job.case, timeout, device)
                 if rows is not None:
                     w.job = None
                     finish(job, rows)
