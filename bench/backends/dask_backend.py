@@ -63,8 +63,10 @@ def worker_wait(given: float | None = None) -> float:
 
 def connect(scheduler: str | None, jobs: int) -> tuple[Any, Any]:
     """A Client on ``scheduler``, else on a new LocalCluster of ``jobs`` one-thread worker processes."""
-    from distributed import Client, LocalCluster
-
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:  # pragma: no cover
+        raise InputError("--backend dask needs the 'distributed' package (pip install distributed)") from None
     cluster = None
     try:
         if scheduler:
@@ -99,6 +101,17 @@ def check_workers(client: Any, wait: float) -> None:
                          "differ): install the same privbench on every worker")
 
 
+def probe_workers(scheduler: str, wait: float | None = None) -> None:
+    """InputError when the scheduler at ``scheduler`` cannot be reached, has no worker within ``wait`` seconds
+    (default :func:`worker_wait`), or a worker has another privbench: checked before a run starts."""
+    wait = worker_wait(wait)
+    client, _ = connect(scheduler, 0)
+    try:
+        check_workers(client, wait)
+    finally:
+        client.close()
+
+
 def run_dask(todo: list[Case], jobs: int, device: str, timeout: float | None, scheduler: str | None,
              claim: Callable[[Case], Job | None], finish: Callable[[Job, list], None],
              wait: float | None = None) -> None:
@@ -106,10 +119,6 @@ def run_dask(todo: list[Case], jobs: int, device: str, timeout: float | None, sc
 
     ``wait``: seconds to wait for a worker (default :func:`worker_wait`).
     """
-    try:
-        import distributed  # noqa: F401
-    except ImportError:  # pragma: no cover
-        raise InputError("--backend dask needs the 'distributed' package (pip install distributed)") from None
     wait = worker_wait(wait)
     client, cluster = connect(scheduler, jobs)
     threads = 1 if scheduler else worker_threads(jobs)  # a LocalCluster shares this machine as local does
