@@ -160,8 +160,8 @@ class CaseProcessPool:
             for proc in list(self.idle):
                 if not proc.alive() or proc.threads != threads:
                     self.idle.remove(proc)
-                    proc.close()
-            if any(p.threads == threads for p in self.idle):
+                    proc.close(wait=0)
+            if self.idle:
                 return self.idle.pop()
         return CaseProcess(threads)
 
@@ -178,8 +178,8 @@ class CaseProcessPool:
             self.give(proc)
         return len(new)
 
-    def close(self, wait: float = 5.0) -> int:
-        """Stop the idle children (each waited for at most ``wait`` seconds); how many there were."""
+    def close(self, wait: float = 0.0) -> int:
+        """Stop the idle children (each waited for at most ``wait`` seconds, then killed); how many there were."""
         with self.lock:
             idle, self.idle = self.idle, []
         for proc in idle:
@@ -205,7 +205,7 @@ def run_isolated(case: Case, device: str = "auto", timeout: float | None = None,
 def close_case_processes() -> int:
     """Stop this process's idle case processes at once (what the Dask backend runs on every worker at the
     end of a run: no worker is held up while they shut down)."""
-    return CASE_PROCESSES.close(wait=0)
+    return CASE_PROCESSES.close()
 
 
 def serve(replies: BinaryIO, stdin: BinaryIO) -> None:  # pragma: no cover - exercised through CaseProcess

@@ -64,10 +64,10 @@ def _case(learner="randomized-response", lp=None, rep=0, scenario="symmetric-pai
 
 
 def _untimed(info):
-    """A JSON text without the keys that hold seconds (timings), at any depth."""
+    """A JSON text without the keys that hold timings (seconds, ..._time_s), at any depth."""
     def drop(x):
         if isinstance(x, dict):
-            return {k: drop(v) for k, v in x.items() if "seconds" not in k}
+            return {k: drop(v) for k, v in x.items() if not ("seconds" in k or "time" in k)}
         return [drop(v) for v in x] if isinstance(x, list) else x
     return info if not isinstance(info, str) else json.dumps(drop(json.loads(info)), sort_keys=True)
 
