@@ -147,3 +147,37 @@ def test_worker_wait_must_be_a_positive_number():
     for bad in (0, -1, "soon"):
         with dask.config.set({"privbench.worker-wait": bad}), pytest.raises(InputError, match="worker-wait"):
             worker_wait()
+
+
+def test_a_run_whose_workers_all_left_stops_with_one_line_after_the_wait(monkeypatch):
+    from collections import deque
+
+    import distributed
+
+    from privbench.bench.backends.common import Job
+    from privbench.bench.backends.dask_backend import loop
+    from privbench.datasets.errors import InputError
+
+    class Pending:  # a task the scheduler holds, with no worker to run it
+        status = "pending"
+
+    class Gone:  # a client whose scheduler has no worker left
+        submitted = 0
+
+        def nthreads(self):
+            return {}
+
+        def submit(self, *args, **kw):
+            self.submitted += 1
+            return Pending()
+
+    def wait(futures, timeout, return_when):  # distributed.wait: nothing finishes
+        time.sleep(timeout)
+        raise TimeoutError()
+
+    monkeypatch.setattr(distributed, "wait", wait)
+    client, finished, todo = Gone(), [], deque([_case(), _case(rep=1)])
+    t0 = time.perf_counter()
+    with pytest.raises(InputError, match=r"every Dask worker left .* within 0.5 s \(2 case\(s\) not run"):
+        loop(client, todo, {}, ("cpu", None, 1), 0.5, lambda c: Job(c, None), lambda job, rows: finished.append(rows))
+    assert time.perf_counter() - t0 < 30 and finished == [] and client.submitted == 1
