@@ -49,6 +49,9 @@ class CaseProcess:
         self.threads = threads
         self.log = tempfile.TemporaryFile(prefix="privbench-case-")  # its stderr (and its evaluator's)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # same imports as here
+        for key, value in nanny_environ().items():  # a local worker's environment, not a Dask worker's
+            if env.get(key) == str(value):
+                del env[key]
         self.proc = subprocess.Popen([sys.executable, "-m", "privbench.bench.backends.isolated"], env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, bufsize=0)
         self.ready = False
@@ -143,6 +146,16 @@ class CaseProcess:
                 stream.close()  # type: ignore[union-attr]
             except OSError:  # pragma: no cover
                 pass
+
+
+def nanny_environ() -> dict[str, Any]:
+    """What a Dask nanny sets in its worker's environment (``distributed.nanny.pre-spawn-environ``: one
+    BLAS thread, an aggressive malloc trim); a case process undoes it where the values are Dask's."""
+    if "distributed" not in sys.modules:  # not in a Dask worker
+        return {}
+    import dask
+
+    return dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
 
 
 class CaseProcessPool:

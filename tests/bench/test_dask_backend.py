@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import textwrap
 import time
 
@@ -181,3 +183,30 @@ def test_a_run_whose_workers_all_left_stops_with_one_line_after_the_wait(monkeyp
     with pytest.raises(InputError, match=r"every Dask worker left .* within 0.5 s \(2 case\(s\) not run"):
         loop(client, todo, {}, ("cpu", None, 1), 0.5, lambda c: Job(c, None), lambda job, rows: finished.append(rows))
     assert time.perf_counter() - t0 < 30 and finished == [] and client.submitted == 1
+
+
+def test_a_case_process_does_not_inherit_what_a_dask_nanny_sets(monkeypatch):
+    import dask
+    import distributed  # noqa: F401 - registers the nanny's settings, as in a Dask worker
+
+    from privbench.bench.backends.isolated import nanny_environ
+
+    env = dask.config.get("distributed.nanny.pre-spawn-environ")
+    assert nanny_environ() == env and "MALLOC_TRIM_THRESHOLD_" in env
+    for key, value in env.items():
+        monkeypatch.setenv(key, str(value))
+    monkeypatch.setenv("PRIVBENCH_TEST_KEEP", "1")
+    seen = {}
+    real = subprocess.Popen
+
+    def popen(argv, env=None, **kw):  # a stand-in child; what it would have been given
+        seen.update(env, argv=argv)
+        return real(["sleep", "30"], **kw)
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    from privbench.bench.backends.isolated import CaseProcess
+
+    proc = CaseProcess(1)
+    proc.kill()
+    assert seen["argv"] == [sys.executable, "-m", "privbench.bench.backends.isolated"]
+    assert seen["PRIVBENCH_TEST_KEEP"] == "1" and not set(env) & set(seen)
