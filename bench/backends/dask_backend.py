@@ -41,10 +41,13 @@ def start_case_processes(threads: int, dask_worker: Any = None) -> int:
 
 
 def worker_version() -> str:
-    """The privbench version installed where this runs (a worker)."""
-    from importlib.metadata import version
+    """The privbench version installed where this runs (a worker); ``unknown`` when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    return version("privbench")
+    try:
+        return version("privbench")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree
+        return "unknown"
 
 
 def worker_wait(given: float | None = None) -> float:

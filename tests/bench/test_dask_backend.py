@@ -210,3 +210,24 @@ def test_a_case_process_does_not_inherit_what_a_dask_nanny_sets(monkeypatch):
     proc.kill()
     assert seen["argv"] == [sys.executable, "-m", "privbench.bench.backends.isolated"]
     assert seen["PRIVBENCH_TEST_KEEP"] == "1" and not set(env) & set(seen)
+
+
+def test_a_worker_with_another_privbench_version_is_refused():
+    from privbench.bench.backends.dask_backend import check_workers, worker_version
+    from privbench.datasets.errors import InputError
+
+    class Cluster:  # a scheduler whose second worker has another privbench
+        def __init__(self, versions):
+            self.versions = versions
+
+        def wait_for_workers(self, n, timeout):
+            pass
+
+        def run(self, func):
+            assert func is worker_version
+            return self.versions
+
+    mine = worker_version()
+    check_workers(Cluster({"tcp://a:1": mine, "tcp://b:2": mine}), 1.0)
+    with pytest.raises(InputError, match=rf"Dask worker tcp://b:2 has privbench 0\.0\.1, this process {mine}"):
+        check_workers(Cluster({"tcp://a:1": mine, "tcp://b:2": "0.0.1"}), 1.0)
