@@ -172,7 +172,7 @@ def provenance() -> dict[str, str]:
         pv = version("privbench")
     except PackageNotFoundError:  # pragma: no cover
         pv = "unknown"
-    return {"privbench_version": pv, "git_commit": git_commit(), "torch_version": torch.__version__,
+    return {"privbench_version": pv, "git_commit": git_commit(), "torch_version": str(torch.__version__),
             "numpy_version": np.__version__, "host": socket.gethostname()}
 
 

@@ -8,7 +8,8 @@ into a results directory (:mod:`privbench.bench.store`) on a backend
   ``timeout`` seconds has its worker killed and is recorded ``status="timeout"``.
 - ``backend="dask"``: a ``distributed.Client`` on ``scheduler`` (or a
   ``LocalCluster`` on 127.0.0.1 with ``jobs`` workers); Dask workers must have
-  privbench installed.
+  the same privbench installed (checked), and a scheduler with no worker is
+  refused after ``privbench.worker-wait`` seconds (Dask config, default 30).
 
 One case is run by :func:`~privbench.bench.execute.execute_case`.  Only the
 calling process writes to the store.  Progress (with ETA) goes to stderr.
@@ -35,7 +36,7 @@ from privbench.datasets.limits import MAX_THREADS
 from privbench.datasets.validate import check_int
 
 from .artifacts import MECHANISMS_DIR
-from .backends import BACKENDS, Job, default_jobs
+from .backends import BACKENDS, Job, default_jobs, probe_workers
 from .eta import CostETA, learner_trains
 from .execute import execute_case, score_budget
 from .records import Record, failure_rows, now, provenance
@@ -178,6 +179,7 @@ def check_options(backend: str, scheduler: str | None, jobs: Any, timeout: Any, 
         raise InputError("--scheduler needs --backend dask")
     if scheduler:
         probe_scheduler(scheduler)
+        probe_workers(scheduler)
     jobs = default_jobs() if jobs is None else jobs
     jobs = check_int("jobs", jobs, 1)
     if timeout is not None and not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .common import Job, default_jobs
-from .dask_backend import dask_task, run_dask
+from .dask_backend import dask_task, probe_workers, run_dask
 from .isolated import run_isolated
 from .local import run_local
 
@@ -26,4 +26,4 @@ def local_backend(todo: list[Any], jobs: int, device: str, timeout: float | None
 #: Backend name -> runner with the common signature.
 BACKENDS: dict[str, Callable[..., None]] = {"local": local_backend, "dask": run_dask}
 
-__all__ = ["BACKENDS", "Job", "default_jobs", "dask_task", "run_dask", "run_isolated", "run_local"]
+__all__ = ["BACKENDS", "Job", "default_jobs", "dask_task", "probe_workers", "run_dask", "run_isolated", "run_local"]

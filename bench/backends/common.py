@@ -10,7 +10,7 @@ from typing import Any
 
 from privbench.learners.serve import watch_parent
 
-from ..records import provenance
+from ..records import Record, failure_rows, provenance
 from ..suites import Case
 
 
@@ -63,6 +63,18 @@ DEFAULT_WORKER_THREADS = 1
 def worker_threads(threads: int | None) -> int:
     """Torch threads per local worker: ``threads`` if given, else :data:`DEFAULT_WORKER_THREADS`."""
     return DEFAULT_WORKER_THREADS if threads is None else int(threads)
+
+
+def timeout_rows(case: Case, timeout: float, device: str) -> list[Record]:
+    """The rows of a case whose worker process was killed past ``timeout`` seconds (every backend)."""
+    return failure_rows(case, "timeout", f"exceeded the per-case timeout of {timeout:g} s (worker killed)", None,
+                        float(timeout), str(device))
+
+
+def died_rows(case: Case, exitcode: int | None, seconds: float, device: str) -> list[Record]:
+    """The rows of a case whose worker process died during it (every backend)."""
+    return failure_rows(case, "failed", f"worker process died (exit code {exitcode}; out of memory?)", None,
+                        max(0.0, seconds), str(device))
 
 
 def default_jobs() -> int:

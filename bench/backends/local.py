@@ -25,7 +25,7 @@ from typing import Any, Callable
 from ..execute import execute_case
 from ..records import error_text, failure_rows
 from ..suites import Case
-from .common import Job, init_worker, worker_threads
+from .common import Job, died_rows, init_worker, timeout_rows, worker_threads
 
 
 def _worker_main(conn: Any, parent: int, threads: int | None) -> None:
@@ -116,9 +116,7 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
                         continue
                     if rows is None:
                         w.proc.join(timeout=5)
-                        rows = failure_rows(job.case, "failed", f"worker process died (exit code "
-                                            f"{w.proc.exitcode}; out of memory?)", None,
-                                            max(0.0, time.perf_counter() - job.start), device)
+                        rows = died_rows(job.case, w.proc.exitcode, time.perf_counter() - job.start, device)
                         busy.remove(w)
                         w.stop(kill=True)
                     else:
@@ -127,8 +125,7 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
                 elif timeout is not None and time.perf_counter() - job.start >= timeout:
                     busy.remove(w)
                     w.stop(kill=True)
-                    rows = failure_rows(job.case, "timeout", f"exceeded the per-case timeout of {timeout:g} s "
-                                        "(worker killed)", None, float(timeout), device)
+                    rows = timeout_rows(job.case, timeout, device)
                 if rows is not None:
                     w.job = None
                     finish(job, rows)

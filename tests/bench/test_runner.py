@@ -1,4 +1,6 @@
-"""The runner: scoring against theory, determinism, failures and timeouts, Dask, resume after kill -9."""
+"""The runner: scoring against theory, determinism, failures and timeouts, Dask, resume after kill -9.
+
+The Dask backend's case processes (timeouts, reuse) and its numbers against local: test_dask_backend.py."""
 
 from __future__ import annotations
 
@@ -13,7 +15,6 @@ import time
 import numpy as np
 import pytest
 
-from privbench.bench.backends import run_isolated
 from privbench.bench.run import execute_case, run_cases
 from privbench.bench.store import read_records
 from privbench.bench.suites import load_suite, make_case
@@ -125,13 +126,6 @@ def test_failures_timeouts_and_dead_workers_are_recorded_and_the_run_goes_on(plu
     # no worker survives the run (the sleeper was killed, the others stopped)
     kids = [p for p in psutil.Process().children(recursive=True) if "spawn_main" in " ".join(p.cmdline())]
     assert psutil.wait_procs(kids, timeout=10)[1] == []
-
-
-def test_run_isolated_kills_a_case_past_its_timeout(plug):
-    t0 = time.perf_counter()
-    rows = run_isolated(_case("pbt_learners:Sleepy", {"seconds": 120}), "cpu", timeout=1.0)
-    assert [r["status"] for r in rows] == ["timeout", "timeout"]
-    assert time.perf_counter() - t0 < 60
 
 
 def test_dask_backend_on_a_local_cluster(plug, tmp_path):
