@@ -21,12 +21,14 @@ from ..store import atomic_write_text
 class Block:
     """One piece of a report: a heading (``h2``, a table-of-contents entry with an anchor; ``h3``), a
     paragraph (``p``; ``**bold**`` and ``code`` marks), a ``table`` (a DataFrame, downloadable as CSV), a
-    ``fig`` (PNG bytes named by ``text``) or ``toc`` (the table of contents of every ``h2``)."""
+    ``fig`` (PNG bytes named by ``text``) or ``toc`` (the table of contents of every ``h2``, and of every
+    ``h3`` with ``toc=True`` nested under the ``h2`` above it)."""
 
     kind: str  # "h2", "h3", "p", "table", "fig", "toc" (where the table of contents goes)
     text: str = ""
     table: pd.DataFrame | None = None
     png: bytes = b""
+    toc: bool = False  # an h3 listed in the table of contents (under its h2)
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,8 @@ def markupsafe_inline(text: str) -> Any:
 
 
 def contents(blocks: list[Block]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Blocks as template dicts (unique anchors on headings) and the table of contents (the h2 headings)."""
+    """Blocks as template dicts (unique anchors on headings) and the table of contents (the h2 headings, each
+    with ``children``: the h3 headings below it marked ``toc``)."""
     seen: dict[str, int] = {}
     out, toc = [], []
     for b in blocks:
@@ -102,7 +105,13 @@ def contents(blocks: list[Block]) -> tuple[list[dict[str, Any]], list[dict[str, 
             seen[base] = seen.get(base, 0) + 1
             d["anchor"] = base if seen[base] == 1 else f"{base}-{seen[base]}"
             if b.kind == "h2":
-                toc.append(d)
+                toc.append({**d, "children": []})
+            elif b.toc:
+                d["toc"] = True
+                if toc:
+                    toc[-1]["children"].append(d)
+                else:
+                    toc.append({**d, "children": []})
         out.append(d)
     return out, toc
 

@@ -77,6 +77,8 @@ def legend_rows() -> pd.DataFrame:
                    "mechanisms"),
              ("‡", "scored against the achievable end of a certified sandwich of the optimum")]
     rows += [(mark, f"{name}: {text}") for name, mark, text in FLAGS]
+    rows.append(("⚠", "a gap below zero measured by a lower bound or an estimate (paper sections): the attacker or "
+                      "estimator found less leakage than the bound allows; the true gap is larger, never a win"))
     rows.append(("★", "best learner of the experiment: smallest mean strict gap within budget among exact numbers "
                       "(among all only where none is exact: a lower bound can hide a larger gap)"))
     return pd.DataFrame(rows, columns=["mark", "meaning"])

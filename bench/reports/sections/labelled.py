@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..paper_tables import ci95, pm, row_evaluations
 from ..render import Block, png, setup_plots
+from .trust import EVALUATOR, LEAKAGE_IS, one_kind
 
 
 def utility_of(row: pd.Series) -> dict[str, float]:
@@ -21,18 +22,27 @@ def utility_of(row: pd.Series) -> dict[str, float]:
 
 
 def metric_of(row: pd.Series, metric: str) -> float:
+    e = evaluation_of(row, metric)
+    return float("nan") if e is None else float(e["value"])
+
+
+def evaluation_of(row: pd.Series, metric: str) -> dict[str, Any] | None:
+    """The first evaluation of ``metric`` in a row that is not a study's (None if none)."""
     for e in row_evaluations(row):
         if e.get("metric") == metric and not (e.get("detail") or {}).get("study"):
-            return float(e["value"])
-    return float("nan")
+            return e
+    return None
 
 
 def labelled_frame(g: pd.DataFrame) -> pd.DataFrame:
-    """Per row: distortion, attacker accuracy for S, the MI bound, and every label's utility accuracy."""
+    """Per row: distortion, attacker accuracy for S, the MI bound, every label's utility accuracy, and the
+    evaluator of the S accuracy (``evaluator``) with its kind (``kind``)."""
     rows = []
     for _, r in g[g["status"] == "ok"].iterrows():
+        e = evaluation_of(r, "map") or {}
         row = {"learner": r["learner"], "budget": r["budget"], "rep": r["rep"], "distortion": r["distortion"],
-               "S accuracy": metric_of(r, "map"), "MI bound": metric_of(r, "mi")}
+               "S accuracy": metric_of(r, "map"), "MI bound": metric_of(r, "mi"),
+               "evaluator": str(e.get("evaluator", "")), "kind": str(e.get("kind", ""))}
         row.update({f"acc {k}": v for k, v in utility_of(r).items()})
         rows.append(row)
     return pd.DataFrame(rows)
@@ -44,16 +54,19 @@ def labelled_blocks(name: str, g: pd.DataFrame, ref: dict[str, Any]) -> list[Blo
         return []
     cols = ["distortion", "S accuracy", "MI bound"] + sorted(c for c in f.columns if c.startswith("acc "))
     rows = []
-    for (lr, b), h in f.groupby(["learner", "budget"], sort=True):
-        rows.append({"learner": lr, "budget": b, "seeds": len(h),
+    for (lr, b, ev), h in f.groupby(["learner", "budget", "evaluator"], sort=True):  # evaluators never averaged
+        rows.append({"learner": lr, "budget": b, "seeds": len(h), EVALUATOR: ev, LEAKAGE_IS: one_kind(h["kind"]),
                      **{c: pm(h[c].mean(), ci95(h[c]), ".3f") for c in cols if c in h}})
     label = str(first_detail(g, "utility", "label") or "")
     majority = {k: float(v) for k, v in (first_detail(g, "utility", "majority") or {}).items()}
     majority_s = first_detail(g, "map", "majority")
-    out = [Block("h3", "Attacker and utility accuracy (fresh classifiers on releases; mean ± 95% CI over seeds)"),
+    out = [Block("h3", "Attacker and utility accuracy (fresh classifiers on releases; mean ± 95% CI over seeds)",
+                 toc=True),
            Block("p", "S accuracy: a classifier trained from scratch on releases of the training partition, "
                       "scored on releases of held-out data; MI bound: H(S) + mean log Q(S|Z) of that classifier "
-                      "(nats, a lower bound); acc X: the same kind of classifier for label X. Majority-class "
+                      "(nats, a lower bound); acc X: the same kind of classifier for label X. One row per "
+                      "evaluator of the S accuracy (its name and what its number is in the evaluator and leakage-is columns). "
+                      "Majority-class "
                       "accuracies: " + ", ".join(f"{k} {v:.3f}" for k, v in majority.items()) + "."),
            Block("table", table=pd.DataFrame(rows))]
     plt = setup_plots()
@@ -145,45 +158,63 @@ def filter_table1_section(name: str, g: pd.DataFrame, ref: dict[str, Any]) -> li
 def filter_table1_blocks(f: pd.DataFrame, ref: dict[str, Any]) -> list[Block]:
     t1 = ((ref.get("filter_tables") or {}).get("table1") or {})
     rows = []
-    for (lr, b), h in f.groupby(["learner", "budget"], sort=True):
+    for (lr, b, ev), h in f.groupby(["learner", "budget", "evaluator"], sort=True):
         if lr not in ("identity", "latent-filter", "gaussian-noise"):
             continue
-        rows.append({"data": f"ours: {lr}" + ("" if lr == "identity" else f" b={b:g}"),
+        rows.append({"data": f"ours: {lr}" + ("" if lr == "identity" else f" b={b:g}"), EVALUATOR: ev,
+                     LEAKAGE_IS: one_kind(h["kind"]),
                      "private (>= 5)": round(float(h["S accuracy"].mean()), 3),
                      "utility (odd)": round(float(h.get("acc parity", pd.Series([np.nan])).mean()), 3),
                      "non-target (circle)": round(float(h.get("acc circle", pd.Series([np.nan])).mean()), 3)})
         if lr == "identity":
             rows[-1]["data"] = "ours: raw images"
-    rows = [r for i, r in enumerate(rows) if not (r["data"] == "ours: raw images" and
-                                                   any(q["data"] == r["data"] for q in rows[:i]))]
+    rows = [r for i, r in enumerate(rows) if not (r["data"] == "ours: raw images" and any(
+        (q["data"], q[EVALUATOR]) == (r["data"], r[EVALUATOR]) for q in rows[:i]))]
     for k, v in t1.items():
-        rows.append({"data": f"paper: {k}", "private (>= 5)": v.get("private"), "utility (odd)": v.get("utility"),
+        rows.append({"data": f"paper: {k}", EVALUATOR: "the paper's attacker", LEAKAGE_IS: "as printed",
+                     "private (>= 5)": v.get("private"), "utility (odd)": v.get("utility"),
                      "non-target (circle)": v.get("non_target")})
-    return [Block("h3", "Beside the filter paper's Table 1"), Block("table", table=pd.DataFrame(rows))]
+    return [Block("h3", "Beside the filter paper's Table 1", toc=True), Block("table", table=pd.DataFrame(rows))]
+
+
+def two_user_frame(g: pd.DataFrame) -> pd.DataFrame:
+    """Per ok row and per-user evaluation: budget, rep, metric ('map', 'utility', 'raw map', ...), user, role,
+    evaluator, kind and value."""
+    rows = []
+    for _, r in g[g["status"] == "ok"].iterrows():
+        for e in row_evaluations(r):
+            d = e.get("detail") or {}
+            if "user" in d and "role" in d:
+                rows.append({"budget": r["budget"], "rep": r["rep"], "metric": str(e["metric"]).replace("raw-", "raw "),
+                             "user": d["user"], "role": d["role"], "evaluator": str(e.get("evaluator", "")),
+                             "kind": str(e.get("kind", "")), "value": float(e["value"])})
+    return pd.DataFrame(rows, columns=["budget", "rep", "metric", "user", "role", "evaluator", "kind", "value"])
 
 
 def two_user_blocks(g: pd.DataFrame, ref: dict[str, Any]) -> list[Block]:
     t5 = ((ref.get("filter_tables") or {}).get("table5") or {})
+    f = two_user_frame(g)
+    filtered = f[~f["metric"].str.startswith("raw ")]
+    raw = f[f["metric"].str.startswith("raw ")]
     rows = []
-    for b, h in g[g["status"] == "ok"].groupby("budget", sort=True):
-        acc: dict[tuple[str, str, str], list[float]] = {}
-        for _, r in h.iterrows():
-            for e in row_evaluations(r):
-                d = e.get("detail") or {}
-                if "user" in d and "role" in d:
-                    acc.setdefault((str(e["metric"]).replace("raw-", "raw "), d["user"], d["role"]), []).append(
-                        float(e["value"]))
+    for (b, ev), h in filtered.groupby(["budget", "evaluator"], sort=True):  # evaluators never averaged together
+        r_h = raw[raw["budget"] == b]
         for user, paper_key in (("user-a", "user1"), ("user-b", "user2")):
-            def m(metric: str, role: str) -> str:
-                v = pd.Series(acc.get((metric, user, role), []), dtype=float)
+            def m(src: pd.DataFrame, metric: str, role: str) -> str:
+                v = src.loc[(src["metric"] == metric) & (src["user"] == user) & (src["role"] == role), "value"]
                 return pm(v.mean(), ci95(v), ".3f") if len(v) else "n/a"
-            rows.append({"budget": b, "user": user, "private acc (filtered)": m("map", "private"),
-                         "utility acc (filtered)": m("utility", "utility"),
-                         "private acc (raw)": m("raw map", "private"), "utility acc (raw)": m("raw utility", "utility"),
+            rows.append({"budget": b, "user": user, EVALUATOR: ev, LEAKAGE_IS: one_kind(h["kind"]),
+                         "private acc (filtered)": m(h, "map", "private"),
+                         "utility acc (filtered)": m(h, "utility", "utility"),
+                         "raw evaluator": ", ".join(sorted(set(r_h["evaluator"]))) or "n/a",
+                         "private acc (raw)": m(r_h, "raw map", "private"),
+                         "utility acc (raw)": m(r_h, "raw utility", "utility"),
                          "paper private / utility": f"{t5.get(paper_key, {}).get('private', '')} / "
                                                     f"{t5.get(paper_key, {}).get('utility', '')}"})
-    return [Block("h3", "Two users (user-a hides >= 5, keeps parity; user-b hides parity, keeps >= 5)"),
+    return [Block("h3", "Two users (user-a hides >= 5, keeps parity; user-b hides parity, keeps >= 5)", toc=True),
             Block("p", "Accuracies of fresh classifiers trained on the pooled released training partition "
                        "(8 public parts raw, each user's part through its own filter), scored on each user's "
-                       "half of the held-out images; 'raw' is the same with no filter. Mean ± 95% CI over seeds."),
+                       "half of the held-out images; 'raw' is the same with no filter. Mean ± 95% CI over seeds; "
+                       "one row per evaluator of the filtered accuracies (its name and what its numbers are in "
+                       "the evaluator and leakage-is columns)."),
             Block("table", table=pd.DataFrame(rows))]

@@ -3,6 +3,7 @@ every learner's training adversary against the independent measurement."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,10 @@ import pandas as pd
 
 from ..paper_tables import ci95, obs_label, pm, row_evaluations, row_info
 from ..render import Block
+from .trust import EVALUATOR, LEAKAGE_IS, KIND_WORDS, kind_words
+
+#: The evaluator column of a row whose independent measurement is the largest of its attackers' values.
+BEST_ATTACKER = "best fresh attacker"
 
 
 ATTACKERS = ("posthoc-attacker", "mixture-fresh-classifier", "fresh-classifier", "gaussian-approx", "ksg",
@@ -40,20 +45,29 @@ def mismatch_frame(g: pd.DataFrame) -> pd.DataFrame:
                                "rep": r["rep"], "headline": float(r["leakage"])}
         row["training adversary"] = training_adversary(r, "accuracy" if metric == "map" else "mi")
         row["exact"] = float(r["leakage"]) if r["leakage_kind"] == "exact" else float("nan")
+        kinds = {}
         for e in row_evaluations(r):
             if e.get("metric") != metric or e.get("kind") == "exact":
                 continue
             if attacker_columns([str(e.get("evaluator"))]):
                 row[str(e["evaluator"])] = float(e["value"])
-        rows.append(row)
+                kinds[str(e["evaluator"])] = str(e.get("kind", ""))
+        rows.append({**row, **independent(row, kinds, str(r["leakage_evaluator"]))})
     return pd.DataFrame(rows)
 
 
-def independent(f: pd.DataFrame) -> pd.Series:
-    """The best independent measurement per row: the exact value where known, else the largest attacker."""
-    cols = attacker_columns(f.columns)
-    best = f[cols].max(axis=1) if cols else pd.Series(np.nan, index=f.index)
-    return f["exact"].where(f["exact"].notna(), best)
+def independent(row: dict[str, Any], kinds: dict[str, str], headline: str) -> dict[str, Any]:
+    """The best independent measurement of a row: the exact value where known (its evaluator), else the largest
+    attacker's value ('best fresh attacker'; leakage is what that attacker's number is: a lower bound, or an
+    estimate for KSG); columns ``independent``, ``independent evaluator``, ``independent kind``."""
+    if not math.isnan(row["exact"]):
+        return {"independent": row["exact"], "independent evaluator": headline, "independent kind": KIND_WORDS["exact"]}
+    vals = {a: row[a] for a in kinds if not math.isnan(row[a])}
+    if not vals:
+        return {"independent": math.nan, "independent evaluator": "", "independent kind": ""}
+    top = max(vals, key=lambda a: vals[a])
+    return {"independent": vals[top], "independent evaluator": BEST_ATTACKER,
+            "independent kind": kind_words(kinds[top])}
 
 
 def mismatch_blocks(name: str, g: pd.DataFrame) -> list[Block]:
@@ -61,11 +75,11 @@ def mismatch_blocks(name: str, g: pd.DataFrame) -> list[Block]:
     if f.empty:
         return []
     att = attacker_columns(f.columns)
-    f["independent"] = independent(f)
     rows = []
-    for (lr, sid, obs, metric), h in f.groupby(["learner", "scenario", "observation", "metric"], sort=True):
+    keys = ["learner", "scenario", "observation", "metric", "independent evaluator", "independent kind"]
+    for (lr, sid, obs, metric, ev, kind), h in f.groupby(keys, sort=True):  # evaluators never averaged together
         diff = h["independent"] - h["training adversary"]
-        row = {"learner": lr, "metric": metric,
+        row = {"learner": lr, "metric": metric, EVALUATOR: ev, LEAKAGE_IS: kind,
                "training adversary": pm(h["training adversary"].mean(), ci95(h["training adversary"]), ".3f"),
                "exact": pm(h["exact"].mean(), ci95(h["exact"]), ".3f") if h["exact"].notna().any() else "n/a"}
         for a in att:
@@ -74,13 +88,15 @@ def mismatch_blocks(name: str, g: pd.DataFrame) -> list[Block]:
         row["survives?"] = ("n/a (no adversary estimate)" if diff.isna().all()
                             else ("yes" if diff.mean() <= 0.01 else "no"))
         rows.append(row)
-    return [Block("h3", "Attacker mismatch: training adversary vs fresh attackers"),
+    return [Block("h3", "Attacker mismatch: training adversary vs fresh attackers", toc=True),
             Block("p", "Mean ± 95% CI over seeds and budgets. 'training adversary': the learner's own adversary "
                        "at the end of training (info['training_adversary'], on training data); 'exact': the true "
                        "leakage where the mechanism's form allows it; attacker-*: trained from scratch on held-out "
                        "releases (lower bounds). 'independent' is the exact value where known, else the best "
-                       "attacker. A learner's privacy 'survives' when the independent value exceeds its own "
-                       "adversary's estimate by at most 0.01 (nats, or accuracy)."),
+                       "attacker (the evaluator and leakage-is columns say which, and whether that number is exact, a "
+                       "lower bound or an estimate; rows of different kinds are never averaged together). A "
+                       "learner's privacy 'survives' when the independent value exceeds its own adversary's estimate "
+                       "by at most 0.01 (nats, or accuracy)."),
             Block("table", table=pd.DataFrame(rows))]
 
 
@@ -89,12 +105,12 @@ def mismatch_overview(df: pd.DataFrame) -> pd.DataFrame:
     f = mismatch_frame(df.assign(scenario_id=df["experiment"]))
     if f.empty or f["training adversary"].isna().all():
         return pd.DataFrame()
-    f["independent"] = independent(f)
     f = f[f["training adversary"].notna() & f["independent"].notna()]
     f["under-estimate"] = f["independent"] - f["training adversary"]
-    out = (f.groupby(["learner", "scenario", "metric"], sort=True)
+    out = (f.groupby(["learner", "scenario", "metric", "independent evaluator", "independent kind"], sort=True)
            .agg(points=("budget", "size"), training_adversary=("training adversary", "mean"),
                 independent=("independent", "mean"), mean_under_estimate=("under-estimate", "mean"),
                 worst_under_estimate=("under-estimate", "max")).reset_index()
-           .rename(columns={"scenario": "experiment"}))
+           .rename(columns={"scenario": "experiment", "independent evaluator": EVALUATOR,
+                            "independent kind": LEAKAGE_IS}))
     return out
