@@ -128,27 +128,31 @@ def test_sample_complexity_keeps_evaluators_apart_and_marks_negative_lower_bound
 
 # ---------------------------------------------------------------- 1 and 2: mismatch, labelled, two users
 
-def _mismatch_row(rep: int, exact: bool, attacker: float) -> dict:
-    evs = [{"metric": "map", "value": attacker, "evaluator": "attacker-linear", "kind": "lower-bound"},
-           {"metric": "map", "value": attacker + 0.01, "evaluator": "ksg", "kind": "estimate"}]
-    return _row(learner="ppan-gmm", rep=rep, leakage=0.9 if exact else attacker + 0.01,
+def _mismatch_row(rep: int, exact: bool, attacker: float | None) -> dict:
+    evs = [{"metric": "map", "value": (attacker or 0.0) + 0.01, "evaluator": "ksg", "kind": "estimate"}]
+    if attacker is not None:
+        evs.append({"metric": "map", "value": attacker, "evaluator": "attacker-linear", "kind": "lower-bound"})
+    return _row(learner="ppan-gmm", rep=rep, leakage=0.9 if exact else (attacker or 0.0) + 0.01,
                 leakage_kind="exact" if exact else "estimate",
                 leakage_evaluator="exact-mixture-params" if exact else "ksg", evaluations=json.dumps(evs),
                 mechanism_info=json.dumps({"training_adversary": {"accuracy": 0.8}}), evaluators="mismatch")
 
 
 def test_mismatch_rows_say_what_the_independent_number_is_and_never_mix_kinds():
-    g = pd.DataFrame([_mismatch_row(0, True, 0.85), _mismatch_row(1, False, 0.86)])
+    g = pd.DataFrame([_mismatch_row(0, True, 0.85), _mismatch_row(1, False, 0.86), _mismatch_row(2, False, None)])
     (t,) = _tables(mismatch_blocks("m", g))
-    t = t.set_index("evaluator")
-    # the exact seed, and the seed whose best attacker (ksg, 0.87) is only an estimate: two rows
-    assert set(t.index) == {"exact-mixture-params", "best fresh attacker"}
-    assert t.loc["exact-mixture-params", "leakage is"] == "exact"
-    assert t.loc["best fresh attacker", "leakage is"] == "estimate"
-    assert t.loc["exact-mixture-params", "independent - training"] == f"{0.9 - 0.8:.3f}"
-    assert t.loc["best fresh attacker", "independent - training"] == f"{0.87 - 0.8:.3f}"
+    t = t.set_index(["evaluator", "leakage is"])
+    # the exact seed; the seed whose best lower-bound attacker (0.86) is the independent number, never KSG's
+    # larger estimate (0.87); the seed with only an estimate (0.01): three rows, never one mean
+    assert set(t.index) == {("exact-mixture-params", "exact"), ("best fresh attacker", "lower bound"),
+                            ("best fresh attacker", "estimate")}
+    assert t.loc[("exact-mixture-params", "exact"), "independent - training"] == f"{0.9 - 0.8:.3f}"
+    assert t.loc[("best fresh attacker", "lower bound"), "independent"] == "0.860"
+    assert t.loc[("best fresh attacker", "estimate"), "independent"] == "0.010"
+    assert "ksg (estimate)" in t.columns and "attacker-linear" in t.columns
     over = mismatch_overview(g).set_index("evaluator")
     assert set(over.index) == {"exact-mixture-params", "best fresh attacker"} and "leakage is" in over
+    assert len(over) == 3
 
 
 def _labelled_row(rep: int, ev: str, acc: float) -> dict:

@@ -37,7 +37,7 @@ def training_adversary(row: pd.Series, key: str) -> float:
 
 def mismatch_frame(g: pd.DataFrame) -> pd.DataFrame:
     """Per row: the training adversary's estimate, the exact value where known, each fresh attacker."""
-    rows = []
+    rows, seen = [], {}
     for _, r in g[g["status"] == "ok"].iterrows():
         metric = "map" if r["privacy"] == "map" else "mi"
         row: dict[str, Any] = {"learner": r["learner"], "scenario": r["scenario_id"],
@@ -52,17 +52,22 @@ def mismatch_frame(g: pd.DataFrame) -> pd.DataFrame:
             if attacker_columns([str(e.get("evaluator"))]):
                 row[str(e["evaluator"])] = float(e["value"])
                 kinds[str(e["evaluator"])] = str(e.get("kind", ""))
+        seen.update(kinds)
         rows.append({**row, **independent(row, kinds, str(r["leakage_evaluator"]))})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.attrs["kinds"] = seen  # attacker column -> the kind of its numbers
+    return out
 
 
 def independent(row: dict[str, Any], kinds: dict[str, str], headline: str) -> dict[str, Any]:
     """The best independent measurement of a row: the exact value where known (its evaluator), else the largest
-    attacker's value ('best fresh attacker'; leakage is what that attacker's number is: a lower bound, or an
-    estimate for KSG); columns ``independent``, ``independent evaluator``, ``independent kind``."""
+    value of its lower-bound attackers ('best fresh attacker', a lower bound: the largest of lower bounds), else
+    (no lower bound measured) the largest estimate; columns ``independent``, ``independent evaluator``,
+    ``independent kind``."""
     if not math.isnan(row["exact"]):
         return {"independent": row["exact"], "independent evaluator": headline, "independent kind": KIND_WORDS["exact"]}
-    vals = {a: row[a] for a in kinds if not math.isnan(row[a])}
+    vals = {a: row[a] for a in kinds if not math.isnan(row[a]) and kinds[a] == "lower-bound"} or \
+        {a: row[a] for a in kinds if not math.isnan(row[a])}
     if not vals:
         return {"independent": math.nan, "independent evaluator": "", "independent kind": ""}
     top = max(vals, key=lambda a: vals[a])
@@ -81,19 +86,21 @@ def mismatch_blocks(name: str, g: pd.DataFrame) -> list[Block]:
         diff = h["independent"] - h["training adversary"]
         row = {"learner": lr, "metric": metric, EVALUATOR: ev, LEAKAGE_IS: kind,
                "training adversary": pm(h["training adversary"].mean(), ci95(h["training adversary"]), ".3f"),
+               "independent": pm(h["independent"].mean(), ci95(h["independent"]), ".3f"),
+               "independent - training": pm(diff.mean(), ci95(diff), ".3f"),
+               "survives?": ("n/a (no adversary estimate)" if diff.isna().all()
+                             else ("yes" if diff.mean() <= 0.01 else "no")),
                "exact": pm(h["exact"].mean(), ci95(h["exact"]), ".3f") if h["exact"].notna().any() else "n/a"}
-        for a in att:
-            row[a] = pm(h[a].mean(), ci95(h[a]), ".3f") if a in h and h[a].notna().any() else "n/a"
-        row["independent - training"] = pm(diff.mean(), ci95(diff), ".3f")
-        row["survives?"] = ("n/a (no adversary estimate)" if diff.isna().all()
-                            else ("yes" if diff.mean() <= 0.01 else "no"))
+        for a in att:  # each attacker's own column, named with what its numbers are where not a lower bound
+            label = a if f.attrs["kinds"].get(a) == "lower-bound" else f"{a} ({kind_words(f.attrs['kinds'].get(a))})"
+            row[label] = pm(h[a].mean(), ci95(h[a]), ".3f") if a in h and h[a].notna().any() else "n/a"
         rows.append(row)
     return [Block("h3", "Attacker mismatch: training adversary vs fresh attackers", toc=True),
             Block("p", "Mean ± 95% CI over seeds and budgets. 'training adversary': the learner's own adversary "
                        "at the end of training (info['training_adversary'], on training data); 'exact': the true "
                        "leakage where the mechanism's form allows it; attacker-*: trained from scratch on held-out "
-                       "releases (lower bounds). 'independent' is the exact value where known, else the best "
-                       "attacker (the evaluator and leakage-is columns say which, and whether that number is exact, a "
+                       "releases (lower bounds; KSG an estimate, so named). 'independent' is the exact value where "
+                       "known, else the best lower-bound attacker (the evaluator and leakage-is columns say which, and whether that number is exact, a "
                        "lower bound or an estimate; rows of different kinds are never averaged together). A "
                        "learner's privacy 'survives' when the independent value exceeds its own adversary's estimate "
                        "by at most 0.01 (nats, or accuracy)."),

@@ -59,20 +59,23 @@ def shown_table(t: pd.DataFrame) -> pd.DataFrame:
         kinds = {r["kind"], r["plugin_kind"]} - {""}
         return "exact" if kinds == {"exact"} else next(iter(sorted(kinds - {"exact"})), "")
     return pd.DataFrame({
-        "learner": t["learner"], "n_train": t["n_train"], "seeds": t["seeds"], "budgets": t["budgets"],
-        EVALUATOR: t["evaluator"], LEAKAGE_IS: t["kind"],
+        "learner": t["learner"], "n_train": t["n_train"], "seeds": t["seeds"],
         "total gap": [gap_text(a, b, k) for a, b, k in zip(t["total"], t["total_ci"], t["kind"])],
-        "plug-in evaluator": t["plugin_evaluator"].replace("", "n/a"), "plug-in leakage is": t["plugin_kind"],
-        "finite-sample part (plug-in)": [gap_text(a, b, k) for a, b, k in
-                                         zip(t["finite_sample"], t["finite_sample_ci"], t["plugin_kind"])],
+        "finite-sample part": [gap_text(a, b, k) for a, b, k in
+                               zip(t["finite_sample"], t["finite_sample_ci"], t["plugin_kind"])],
         "optimisation part": [pm(a, b) if kind_words(opt_kind(r)) == "exact" or math.isnan(a) else
                               f"{pm(a, b)} (from {opt_kind(r)} leakage)" for (_, r), a, b in
                               zip(t.iterrows(), t["optimisation"], t["optimisation_ci"])],
-        "worst total": t["worst total"].round(4)})
+        "worst total": t["worst total"].round(4), EVALUATOR: t["evaluator"], LEAKAGE_IS: t["kind"],
+        "plug-in evaluator": t["plugin_evaluator"].replace("", "n/a"), "plug-in leakage is": t["plugin_kind"],
+        "budgets": t["budgets"]})
 
 
 def entry_label(r: pd.Series, several: bool) -> str:
-    return f"{r['learner']} [{r['evaluator']}]" if several else str(r["learner"])
+    """A learner's legend label: with its evaluator where it has several, and the kind where not exact."""
+    kind = kind_words(r["kind"])
+    tags = ([str(r["evaluator"])] if several else []) + ([kind] if kind != "exact" else [])
+    return f"{r['learner']} [{', '.join(tags)}]" if tags else str(r["learner"])
 
 
 def sample_complexity_blocks(name: str, g: pd.DataFrame) -> list[Block]:
@@ -95,8 +98,8 @@ def sample_complexity_blocks(name: str, g: pd.DataFrame) -> list[Block]:
     return [Block("h3", "Gap vs training-set size (mean ± 95% CI over seeds; each seed averaged over budgets)",
                   toc=True),
             Block("p", "One row per learner, training size and evaluator pair: seeds measured by different evaluators "
-                       "are never averaged together. The finite-sample part is the plug-in's gap (its own evaluator), "
-                       "the optimisation part the learner's gap minus the plug-in's, paired by repetition and budget."),
+                       "are never averaged together. The finite-sample part is the plug-in's gap (its own evaluator: "
+                       "plug-in columns), the optimisation part the learner's gap minus the plug-in's, paired by repetition and budget."),
             Block("table", table=shown_table(t)), Block("p", " ".join(text)),
             Block("fig", f"{name.replace('/', '_')}-gap-vs-n.png", png=gap_vs_n_figure(name, g, t, several))]
 
