@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..scores import aggregate
 from .ranking import ENTRY, ci_text, flag_marks
-from .style import BOUND_MARK, KIND_MARK
+from .style import BOUND_MARK, KIND_MARK, negative_mark
 
 
 def point_frame(scored: pd.DataFrame) -> pd.DataFrame:
@@ -49,7 +49,8 @@ def points_table(pts: pd.DataFrame) -> pd.DataFrame:
         rows.append({"learner": r["learner"], "n_train": int(r["n_train"]), "budget": r["budget"], "seeds": r["n"],
                      "distortion": pm_text(r, "distortion"), "leakage": pm_text(r, "leakage")
                      + KIND_MARK.get(r["trust"], ""), "optimum at budget": f"{r['optimum_at_budget']:.4g}"
-                     + BOUND_MARK.get(r["bound"], ""), "strict gap": pm_text(r, "strict_gap"),
+                     + BOUND_MARK.get(r["bound"], ""),
+                     "strict gap": pm_text(r, "strict_gap") + negative_mark(r["strict_gap"], r["trust"]),
                      **({"CI": "" if r["n"] > 1 else ci_text(1, 0.0, 0.0)} if (pts["n"] == 1).any() else {}),
                      "over budget": f"{r['over_budget']} of {r['n']}" if r["over_budget"] else "",
                      "evaluator": r["leakage_evaluator"], "leakage is": r["trust"], "flags": r["flags"],

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..scores import aggregate, overshoot_tolerance, strict_gap
-from .style import BOUND_MARK, FLAG_MARK, KIND_MARK
+from .style import BOUND_MARK, FLAG_MARK, KIND_MARK, negative_mark
 
 PANEL = ["experiment", "scenario_id", "observation", "privacy", "family"]
 ENTRY = PANEL + ["learner", "n_train", "leakage_evaluator"]
@@ -167,7 +167,8 @@ def ranking_table(rank: pd.DataFrame, with_panel: bool = True) -> pd.DataFrame:
         none = r["seeds"] == 0  # every row failed, timed out or was inconsistent
         row.update({"rank": rk, "learner": r["learner"], "n_train": int(r["n_train"]),
                     "strict gap (mean)": "no number" if none else f"{r['mean_strict_gap']:.4g}"
-                                         f"{KIND_MARK.get(r['trust'], '')}{BOUND_MARK.get(r['bound'], '')}",
+                                         f"{KIND_MARK.get(r['trust'], '')}{BOUND_MARK.get(r['bound'], '')}"
+                                         f"{negative_mark(r['mean_strict_gap'], r['trust'])}",
                     "95% CI": "—" if none else ci_text(r["seeds"], r["ci_low"], r["ci_high"]), "seeds": r["seeds"],
                     "within budget": "—" if none else within, "evaluator": r["leakage_evaluator"] or "—",
                     "leakage is": r["trust"] or "—", "bound": r["bound"], "flags": r["flags"],

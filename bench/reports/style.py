@@ -29,6 +29,13 @@ FLAGS: list[tuple[str, str, str]] = [
     ("failed", "✖", "the case failed or timed out: no number"),
 ]
 FLAG_MARK = {name: mark for name, mark, _ in FLAGS}
+#: The mark of a gap below zero whose leakage is only a lower bound or an estimate (never a plain negative gap).
+NEGATIVE_MARK = "⚠"
+
+
+def negative_mark(gap: float, kind: str) -> str:
+    """:data:`NEGATIVE_MARK` where ``gap`` < 0 and the leakage behind it (``kind``) is not exact, else ''."""
+    return NEGATIVE_MARK if gap < 0 and kind != "exact" else ""
 
 PRIVACY_LABEL = {"mi": "leakage I(S;Z) [nats]", "map": "leakage: MAP adversary accuracy Pr[Ŝ=S]",
                  "chi2": "leakage: χ²-information χ²(S;Z)"}
@@ -77,8 +84,9 @@ def legend_rows() -> pd.DataFrame:
                    "mechanisms"),
              ("‡", "scored against the achievable end of a certified sandwich of the optimum")]
     rows += [(mark, f"{name}: {text}") for name, mark, text in FLAGS]
-    rows.append(("⚠", "a gap below zero measured by a lower bound or an estimate (paper sections): the attacker or "
-                      "estimator found less leakage than the bound allows; the true gap is larger, never a win"))
+    rows.append((NEGATIVE_MARK, "a gap below zero measured by a lower bound or an estimate: the attacker or "
+                                "estimator found less leakage than the bound allows; the true gap is larger, "
+                                "never a win"))
     rows.append(("★", "best learner of the experiment: smallest mean strict gap within budget among exact numbers "
                       "(among all only where none is exact: a lower bound can hide a larger gap)"))
     return pd.DataFrame(rows, columns=["mark", "meaning"])

@@ -196,3 +196,21 @@ def test_section_headings_are_in_the_contents_and_every_table_has_a_csv(tmp_path
     md = render_markdown(blocks, tmp_path / "p.md", "t", "", Style(css="")).read_text()
     assert "](#learned-parameters-vs-gap-tables-2-5)" in md and '<a id="learned-parameters-vs-gap-tables-2-5">' in md
     assert len(list((tmp_path / "figures").glob("*.csv"))) == 1
+
+
+def test_ranking_and_points_tables_mark_a_negative_lower_bound_gap_too():
+    from privbench.bench.reports.points import points_table
+    from privbench.bench.reports.ranking import ranking_table
+
+    base = dict(panel="p", learner="a", n_train=10, leakage_evaluator="ev", bound="exact", mean_strict_gap=-0.02,
+                ci_low=np.nan, ci_high=np.nan, seeds=1, over_budget=0, rows=2, flags="", rank=1.0, best=True)
+    rank = pd.DataFrame([{**base, "trust": "lower-bound"}, {**base, "learner": "b", "trust": "exact"}])
+    t = ranking_table(rank).set_index("learner")["strict gap (mean)"]
+    assert t["a"] == "-0.02≥⚠" and t["b"] == "-0.02"
+    pt = dict(learner="a", n_train=10, budget=0.1, n=1, leakage_evaluator="ev", bound="exact", flags="",
+              optimum_at_budget=0.5, over_budget=0, **{f"{c}{s}": v for c, v in
+                                                      (("distortion", 0.1), ("leakage", 0.48), ("strict_gap", -0.02))
+                                                      for s in ("", "_lo", "_hi")})
+    pts = pd.DataFrame([{**pt, "trust": "lower-bound"}, {**pt, "learner": "b", "trust": "exact"}])
+    p = points_table(pts).set_index("learner")["strict gap"]
+    assert p["a"].endswith("⚠") and not p["b"].endswith("⚠")

@@ -65,7 +65,8 @@ def labelled_blocks(name: str, g: pd.DataFrame, ref: dict[str, Any]) -> list[Blo
            Block("p", "S accuracy: a classifier trained from scratch on releases of the training partition, "
                       "scored on releases of held-out data; MI bound: H(S) + mean log Q(S|Z) of that classifier "
                       "(nats, a lower bound); acc X: the same kind of classifier for label X. One row per "
-                      "evaluator of the S accuracy (its name and what its number is in the evaluator and leakage-is columns). "
+                      "evaluator of the S accuracy (its name and what its number is in the evaluator and "
+                      "leakage-is columns). "
                       "Majority-class "
                       "accuracies: " + ", ".join(f"{k} {v:.3f}" for k, v in majority.items()) + "."),
            Block("table", table=pd.DataFrame(rows))]

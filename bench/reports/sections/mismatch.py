@@ -100,7 +100,8 @@ def mismatch_blocks(name: str, g: pd.DataFrame) -> list[Block]:
                        "at the end of training (info['training_adversary'], on training data); 'exact': the true "
                        "leakage where the mechanism's form allows it; attacker-*: trained from scratch on held-out "
                        "releases (lower bounds; KSG an estimate, so named). 'independent' is the exact value where "
-                       "known, else the best lower-bound attacker (the evaluator and leakage-is columns say which, and whether that number is exact, a "
+                       "known, else the best lower-bound attacker (the evaluator and leakage-is columns say which, "
+                       "and whether that number is exact, a "
                        "lower bound or an estimate; rows of different kinds are never averaged together). A "
                        "learner's privacy 'survives' when the independent value exceeds its own adversary's estimate "
                        "by at most 0.01 (nats, or accuracy)."),

@@ -99,7 +99,8 @@ def sample_complexity_blocks(name: str, g: pd.DataFrame) -> list[Block]:
                   toc=True),
             Block("p", "One row per learner, training size and evaluator pair: seeds measured by different evaluators "
                        "are never averaged together. The finite-sample part is the plug-in's gap (its own evaluator: "
-                       "plug-in columns), the optimisation part the learner's gap minus the plug-in's, paired by repetition and budget."),
+                       "plug-in columns), the optimisation part the learner's gap minus the plug-in's, paired by "
+                       "repetition and budget."),
             Block("table", table=shown_table(t)), Block("p", " ".join(text)),
             Block("fig", f"{name.replace('/', '_')}-gap-vs-n.png", png=gap_vs_n_figure(name, g, t, several))]
 

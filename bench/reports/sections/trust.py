@@ -14,14 +14,13 @@ from typing import Any
 import pandas as pd
 
 from ..paper_tables import pm
+from ..style import NEGATIVE_MARK
 
 #: The evaluator column every special-section table carries, and its "leakage is" companion.
 EVALUATOR = "evaluator"
 LEAKAGE_IS = "leakage is"
 #: leakage_kind -> the words a table shows in its "leakage is" column.
 KIND_WORDS = {"exact": "exact", "lower-bound": "lower bound", "estimate": "estimate"}
-#: The mark of a negative gap whose leakage is only a lower bound or an estimate (style.legend_rows explains it).
-NEGATIVE_MARK = "⚠"
 
 
 def kind_words(kind: Any) -> str:
