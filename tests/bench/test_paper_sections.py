@@ -214,3 +214,21 @@ def test_ranking_and_points_tables_mark_a_negative_lower_bound_gap_too():
     pts = pd.DataFrame([{**pt, "trust": "lower-bound"}, {**pt, "learner": "b", "trust": "exact"}])
     p = points_table(pts).set_index("learner")["strict gap"]
     assert p["a"].endswith("⚠") and not p["b"].endswith("⚠")
+
+
+def test_per_component_rows_say_learned_numbers_are_lower_bounds_and_the_optimum_exact():
+    from privbench.bench.reports.sections.per_component import per_component_blocks
+
+    evs = json.dumps([{"metric": "distortion", "value": 0.5, "evaluator": "sample-distortion", "kind": "estimate",
+                       "detail": {"per_component_distortion": [0.4, 0.1], "per_component_mi": [0.2, 0.05]}}])
+    g = pd.DataFrame([_row(learner="ppan-linear", scenario="gaussian-vector", scenario_id="gaussian-vector-rho0.8,0.3",
+                           params=json.dumps({"rho": [0.8, 0.3]}), observation="useful", privacy="mi", budget=0.5,
+                           bound_kind="exact", evaluations=evs)])
+    (t,) = _tables(per_component_blocks(g))
+    t = t.set_index("learner")
+    assert t.loc["ppan-linear", "leakage is"] == "lower bound" and "gaussian-approx" in t.loc["ppan-linear", "evaluator"]
+    assert (t.loc["ppan-linear", "D1"], t.loc["ppan-linear", "I2"]) == (0.4, 0.05)
+    opt = t.loc["optimum (Prop. 2)"]
+    assert opt["leakage is"] == "exact"
+    # reverse water-filling spends the budget 0.5 on the most correlated component: D1 + D2 = 0.5
+    assert opt["D1"] + opt["D2"] == pytest.approx(0.5, abs=2e-3)
