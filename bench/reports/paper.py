@@ -171,7 +171,8 @@ def paper_blocks(df: pd.DataFrame, meta: dict[str, dict[str, Any]], order: list[
                 Block("p", "Per learner and experiment: its own training adversary's final estimate (on training "
                            "data; accuracy for MAP experiments, nats for MI) against the independent measurement "
                            "of the same release (exact where the mechanism's form allows it, else the best fresh "
-                           "attacker). A positive under-estimate means the learner's adversary reported more "
+                           "lower-bound attacker; the evaluator and leakage-is columns say which, one row each). "
+                           "A positive under-estimate means the learner's adversary reported more "
                            "privacy than the release has. Mean over seeds and budgets; worst over points."),
                 Block("table", table=overview)]
     out += [Block("h2", "Time per experiment")] + run_time_blocks(runs)

@@ -73,12 +73,14 @@ def labelled_blocks(name: str, g: pd.DataFrame, ref: dict[str, Any]) -> list[Blo
     plt = setup_plots()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.0))
     util = f"acc {label}"
-    for lr, h in f.groupby("learner", sort=True):
+    several = f.groupby("learner")["evaluator"].nunique().gt(1).any()
+    for (lr, ev), h in f.groupby(["learner", "evaluator"], sort=True):  # one line per evaluator, never a mean
         m = h.groupby("budget")[[c for c in ("distortion", "S accuracy", util) if c in h]].mean()
         m = m.sort_values("distortion")
-        axes[0].plot(m["distortion"], m["S accuracy"], "o-", label=lr)
+        lab = f"{lr} [{ev}]" if several else lr
+        axes[0].plot(m["distortion"], m["S accuracy"], "o-", label=lab)
         if util in m:
-            axes[1].plot(m["distortion"], m[util], "o-", label=lr)
+            axes[1].plot(m["distortion"], m[util], "o-", label=lab)
     if majority_s is not None:
         axes[0].axhline(float(majority_s), color="grey", ls="--", lw=1, label="majority class")
     axes[0].set_xlabel("distortion (held-out rows)")

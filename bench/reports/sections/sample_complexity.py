@@ -114,12 +114,16 @@ def gap_vs_n_figure(name: str, g: pd.DataFrame, t: pd.DataFrame, several: bool) 
         h = h.sort_values("n_train")
         lab = entry_label(h.iloc[0], several)
         for col, (fmt, what) in styles.items():
+            kind = h.iloc[0]["plugin_kind" if col == "finite_sample" else "kind"]
+            hollow = {"markerfacecolor": "white"} if kind_words(kind) not in ("exact", "") else {}  # not exact
             ax.errorbar(h["n_train"], h[col], yerr=np.nan_to_num(h[col + "_ci"].astype(float)), fmt=fmt, capsize=3,
-                        label=f"{lab}: {what}" if col != "finite_sample" else what)
+                        label=f"{lab}: {what}" if col != "finite_sample" else what, **hollow)
     ax.axhline(0, color="black", lw=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("training samples n")
     ax.set_ylabel("gap [nats], mean over budgets")
     ax.set_title(f"{name}\n{g['scenario_id'].iloc[0]}, observation {obs_label(g['observation'].iloc[0])}", fontsize=9)
-    ax.legend(fontsize=8)
+    inexact = {kind_words(k) for k in pd.concat([t["kind"], t["plugin_kind"]])} - {"exact", ""}
+    ax.legend(fontsize=8, title=f"hollow markers: {' / '.join(sorted(inexact))}" if inexact else None,
+              title_fontsize=8)
     return png(fig)
