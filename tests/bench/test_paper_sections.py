@@ -232,3 +232,15 @@ def test_per_component_rows_say_learned_numbers_are_lower_bounds_and_the_optimum
     assert opt["leakage is"] == "exact"
     # reverse water-filling spends the budget 0.5 on the most correlated component: D1 + D2 = 0.5
     assert opt["D1"] + opt["D2"] == pytest.approx(0.5, abs=2e-3)
+
+
+def test_two_user_raw_accuracies_of_two_evaluators_stay_apart():
+    evs = [{"metric": "map", "value": 0.6, "evaluator": "two-user-attacker", "kind": "estimate",
+            "detail": {"user": "user-a", "role": "private"}}]
+    evs += [{"metric": "raw-map", "value": v, "evaluator": ev, "kind": "estimate",
+             "detail": {"user": "user-a", "role": "private"}} for v, ev in ((0.9, "raw-one"), (0.7, "raw-two"))]
+    g = pd.DataFrame([_row(learner="latent-filter", evaluations=json.dumps(evs), protocol="two-user")])
+    (t,) = _tables(two_user_blocks(g, {}))
+    a = t.set_index("user").loc["user-a"]
+    assert a["private acc (raw)"] == "raw-one: 0.900; raw-two: 0.700"  # never their mean, 0.800
+    assert a["raw evaluator"] == "raw-one, raw-two"

@@ -203,9 +203,12 @@ def two_user_blocks(g: pd.DataFrame, ref: dict[str, Any]) -> list[Block]:
     for (b, ev), h in filtered.groupby(["budget", "evaluator"], sort=True):  # evaluators never averaged together
         r_h = raw[raw["budget"] == b]
         for user, paper_key in (("user-a", "user1"), ("user-b", "user2")):
-            def m(src: pd.DataFrame, metric: str, role: str) -> str:
-                v = src.loc[(src["metric"] == metric) & (src["user"] == user) & (src["role"] == role), "value"]
-                return pm(v.mean(), ci95(v), ".3f") if len(v) else "n/a"
+            def m(src: pd.DataFrame, metric: str, role: str) -> str:  # one mean per evaluator, named if several
+                sel = src[(src["metric"] == metric) & (src["user"] == user) & (src["role"] == role)]
+                parts = {e: pm(v.mean(), ci95(v), ".3f") for e, v in sel.groupby("evaluator")["value"]}
+                if len(parts) > 1:
+                    return "; ".join(f"{e}: {t}" for e, t in parts.items())
+                return next(iter(parts.values()), "n/a")
             rows.append({"budget": b, "user": user, EVALUATOR: ev, LEAKAGE_IS: one_kind(h["kind"]),
                          "private acc (filtered)": m(h, "map", "private"),
                          "utility acc (filtered)": m(h, "utility", "utility"),
