@@ -33,9 +33,9 @@ def sample_complexity_frame(g: pd.DataFrame) -> pd.DataFrame:
         p = plug.loc[k] if k in plug.index else None
         fs = float("nan") if p is None else float(p["gap"])
         rows.append({"learner": r["learner"], "n_train": int(r["n_train"]), "budget": r["budget"], "rep": r["rep"],
-                     "evaluator": str(r["leakage_evaluator"]), "kind": str(r["leakage_kind"]),
-                     "plugin_evaluator": "" if p is None else str(p["leakage_evaluator"]),
-                     "plugin_kind": "" if p is None else str(p["leakage_kind"]),
+                     "evaluator": str(r.get("leakage_evaluator", "")), "kind": str(r.get("leakage_kind", "")),
+                     "plugin_evaluator": "" if p is None else str(p.get("leakage_evaluator", "")),
+                     "plugin_kind": "" if p is None else str(p.get("leakage_kind", "")),
                      "total": float(r["gap"]), "finite_sample": fs, "optimisation": float(r["gap"]) - fs})
     return pd.DataFrame(rows)
 
