@@ -6,7 +6,9 @@ to its renderer ``(experiment name, its rows, the papers' printed values) -> blo
 Three sections follow from the rows themselves, not from a name: the two-user
 protocol's (``protocol: two-user``), the labelled-data section (no known
 optimum), and the attacker-mismatch section (``evaluators: mismatch``).
-Adding a section: one module here and one entry in :data:`SECTIONS`.
+Adding a section: one module here and one entry in :data:`SECTIONS`; each of its tables carries the
+``evaluator`` and ``leakage is`` columns of :mod:`.trust`, one row per evaluator (seeds measured by
+different evaluators never averaged), and marks a negative gap of a lower bound with :func:`.trust.gap_text`.
 """
 
 from __future__ import annotations
