@@ -235,3 +235,31 @@ def heatmap_png(values: pd.DataFrame, text: pd.DataFrame, title: str) -> bytes:
     ax.set_title(title, fontsize=11, loc="left", pad=12)
     fig.tight_layout()
     return save(fig)
+
+
+def unscored_figure(df: pd.DataFrame) -> bytes | None:
+    """Leakage against distortion of the learned points without a known optimum (mean over seeds; one
+    series per learner and leakage evaluator, marker = exact / lower bound / estimate), one panel per
+    (scenario, privacy); budgets as dotted lines.  None when there are no such points."""
+    ok = df[(df["status"] == "ok") & (df["bound_kind"].astype(str) == "none")]
+    if ok.empty:
+        return None
+    plt = pyplot()
+    panels = list(ok.groupby(["scenario_id", "privacy"], sort=True))
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 5.2), squeeze=False)
+    for ax, ((sid, privacy), g) in zip(axes[0], panels):
+        series = list(g.groupby(["learner", "leakage_evaluator"], sort=True))
+        styles = learner_styles([f"{lr} ({ev})" for (lr, ev), _ in series])
+        for (lr, ev), h in series:
+            m = h.groupby("budget")[["distortion", "leakage"]].mean()
+            colour, ls = styles[f"{lr} ({ev})"]
+            marker, filled, _ = KIND_MARKER.get(str(h["leakage_kind"].iloc[0]), ("s", True, ""))
+            ax.plot(m["distortion"], m["leakage"], ls=ls, color=colour, marker=marker, ms=8,
+                    mfc=colour if filled else "none", label=f"{lr} ({ev})")
+        for b in sorted(g["budget"].unique()):
+            ax.axvline(b, color="grey", ls=":", lw=1.2, zorder=1)
+        first = g.iloc[0]
+        ax.set(xlabel=distortion_label(first), ylabel=privacy_label(privacy), title=f"{sid} / {privacy}")
+        ax.legend(fontsize=9, frameon=False)
+    fig.tight_layout()
+    return save(fig)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .figures import unscored_figure
 from .overview import glance_blocks, panel_blocks, ranking_blocks, stamp
 from .ranking import ranking_frame
 from .render import Block, Style, render_html, render_markdown
@@ -24,7 +25,11 @@ def generic_blocks(df: pd.DataFrame) -> list[Block]:
     out = glance_blocks(df, rank, summary_text(df)) + ranking_blocks(rank) + panel_blocks(df, rank)
     free = no_optimum_table(df)
     if not free.empty:
-        out += [Block("h2", "Learned points without a known optimum"), Block("table", table=free)]
+        out += [Block("h2", "Learned points without a known optimum")]
+        png = unscored_figure(df)
+        if png is not None:
+            out.append(Block("fig", "no-optimum.png", png=png))
+        out.append(Block("table", table=free))
     out += [Block("h2", "Flags"),
             Block("p", "Every case that failed, timed out, was inconsistent, went below the bound, overshot its "
                        "budget beyond tolerance, or whose evaluators disagree."),

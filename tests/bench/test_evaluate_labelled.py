@@ -242,9 +242,10 @@ def test_run_and_report_end_to_end(tmp_path, capsys):
     assert main(["compare", str(out), str(out)]) == 0
     assert "n/a (no optimum)" in capsys.readouterr().out
     from privbench.bench.check import check_against, make_baselines
-    from privbench.bench.reports import gap_table, no_optimum_table
+    from privbench.bench.reports import no_optimum_table
+    from privbench.bench.reports.ranking import ranking_frame
 
-    assert gap_table(df).empty and len(no_optimum_table(df)) == 3
+    assert ranking_frame(df).empty and len(no_optimum_table(df)) == 3  # nothing to rank: no optimum
     failures, notes, checked = check_against(df, make_baselines(df, "t"))
     assert checked == 0 and len(failures) == 1 and "overshoots" in failures[0]  # the constant's overshoot
     assert isinstance(pd.DataFrame(no_optimum_table(df)), pd.DataFrame)

@@ -54,8 +54,7 @@ def test_a_plugin_with_the_older_tuple_declaration_still_loads(plugin_path):
 def test_check_lists_the_skipped_experiments_and_counts_none_as_regressions(plugin_path, tmp_path, capsys,
                                                                           monkeypatch):
     monkeypatch.chdir(tmp_path)
-    code = main(["check", "--learner", "binary_only_plugin:BinaryOnly", "--suite", "regression", "--jobs", "1",
-                 "--baselines", str(BASELINES)])
+    code = main(["check", "--learner", "binary_only_plugin:BinaryOnly", "--suite", "regression", "--jobs", "1"])
     out = capsys.readouterr().out
     skipped = [line for line in out.splitlines() if line.startswith("skipped: ")]
     assert any("'symmetric-pair-mi' (symmetric-pair-m6-p0.7; 2 tasks)" in line and "n_s = 2, not n_s=6" in line
