@@ -97,8 +97,8 @@ def test_quick_suite_touches_every_scenario_family_and_every_learner():
 def test_quick_suite_has_funnel_cases_with_greedy_merge():
     suite = load_suite("quick")
     funnel = [c for c in suite.cases if c.distortion == "logloss"]
-    assert {"greedy-merge", "plugin"} <= {c.learner for c in funnel}
-    assert 2 <= len(funnel) <= 3
+    assert {"greedy-merge", "plugin", "ppan-logloss"} <= {c.learner for c in funnel}
+    assert len(funnel) == 3
     assert all(c.distortion is None for c in suite.cases if c.experiment != "funnel")
 
 
