@@ -11,8 +11,10 @@ and H[u, w] = P^(U=u, W=w),
 Appendix D weighs the two terms with a fixed lambda; here lambda is the multiplier of the
 budget constraint (PHR augmented Lagrangian with dual ascent, one multiplier per budget),
 so each budget gets its point of the tradeoff.  Because D_R >= H^(U | Z), meeting the
-constraint in training means the training channel's empirical H(U | Z) meets the budget.
-The mechanism starts at Z = W (H(U | Z) = 0, feasible for every budget).
+constraint in training means the training channel's empirical H(U | Z) meets the budget;
+where the last iterate still overshoots, it is mixed with Z = W (:func:`to_budget`, on the
+training joint) until it does.  The mechanism starts at Z = W (H(U | Z) = 0, feasible for
+every budget).
 """
 
 from __future__ import annotations
@@ -127,6 +129,34 @@ def train_funnel(g_sw: np.ndarray, h_uw: np.ndarray, task: Task, budgets: np.nda
     with torch.no_grad():
         privacy, dist = terms()
         channels = torch.softmax(logits, dim=2).numpy()
-    h_s = float(-(g_sw.sum(axis=1)[g_sw.sum(axis=1) > 0] * np.log(g_sw.sum(axis=1)[g_sw.sum(axis=1) > 0])).sum())
-    return channels, {"train_distortion": dist.tolist(), "multiplier": mu.tolist(),
-                      "adversary_value": (privacy + h_s).tolist()}
+    ps = g_sw.sum(axis=1)[g_sw.sum(axis=1) > 0]
+    h_s = float(-(ps * np.log(ps)).sum())
+    mixed = [to_budget(channels[i], h_uw, float(budgets[i])) for i in range(k)]
+    return np.stack([c for c, _ in mixed]), {
+        "train_distortion": dist.tolist(), "multiplier": mu.tolist(), "adversary_value": (privacy + h_s).tolist(),
+        "identity_mix": [t for _, t in mixed]}
+
+
+def conditional_entropy(channel: np.ndarray, h_uw: np.ndarray) -> float:
+    """H(U | Z) in nats of ``channel`` (n_w, n_z) on the training joint ``h_uw`` = P^(U, W) (n_u, n_w)."""
+    p_uz = h_uw @ channel
+    pz = np.broadcast_to(p_uz.sum(axis=0), p_uz.shape)
+    m = p_uz > 0
+    return float(-(p_uz[m] * np.log(p_uz[m] / pz[m])).sum())
+
+
+def to_budget(channel: np.ndarray, h_uw: np.ndarray, budget: float, iters: int = 40) -> tuple[np.ndarray, float]:
+    """The channel mixed with Z = W, (1 - t) C + t I, at the least t (bisection) whose training H(U | Z)
+    is within ``budget`` (t = 0 when C already is): the augmented Lagrangian's last iterate may overshoot."""
+    n_w, n_z = channel.shape
+    eye = np.eye(n_w, n_z)
+    if conditional_entropy(channel, h_uw) <= budget:
+        return channel, 0.0
+    lo, hi = 0.0, 1.0  # H(U | Z) = 0 at t = 1
+    for _ in range(iters):
+        mid = (lo + hi) / 2
+        if conditional_entropy((1 - mid) * channel + mid * eye, h_uw) <= budget:
+            hi = mid
+        else:
+            lo = mid
+    return (1 - hi) * channel + hi * eye, hi
