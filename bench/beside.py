@@ -23,9 +23,10 @@ BESIDE_COLUMNS = ("optimum_lower_at_distortion", "optimum_lower_at_budget", "fam
                   "family_bound_at_distortion", "family_bound_at_budget")
 
 
-def beside_fields(sc: Any, privacy: str, observation: str | None, budget: float, distortion: float,
-                  opt: Any, lower_at: Any) -> dict[str, Any]:
-    """The :data:`BESIDE_COLUMNS` of a row scored against ``opt`` (empty unless it is ``certified``)."""
+def beside_fields(sc: Any, privacy: str, observation: str | None, budget: float, achieved: float,
+                  opt: Any, lower_at: Any, distortion: str | None = None) -> dict[str, Any]:
+    """The :data:`BESIDE_COLUMNS` of a row scored against ``opt`` (empty unless it is ``certified``);
+    ``distortion`` is the case's (None: the scenario's own)."""
     from privbench.datasets.errors import InputError
     from privbench.theory.optimum import optimum
 
@@ -33,14 +34,15 @@ def beside_fields(sc: Any, privacy: str, observation: str | None, budget: float,
         return {}
     nan = math.nan
     out: dict[str, Any] = {"optimum_lower_at_budget": nan if opt.lower is None else float(opt.lower),
-                           "optimum_lower_at_distortion": float(lower_at(distortion)),
+                           "optimum_lower_at_distortion": float(lower_at(achieved)),
                            "family_bound": None, "family_bound_at_distortion": nan, "family_bound_at_budget": nan}
     try:
-        fam = optimum(sc, budget, privacy, observation, None)  # the default bound: a family where one exists
+        # the default bound: a family where one exists
+        fam = optimum(sc, budget, privacy, observation, None, distortion=distortion)
     except InputError:
         return out
     if fam.bound_kind == "family":
-        at_d = optimum(sc, max(float(distortion), 0.0), privacy, observation, fam.family)
+        at_d = optimum(sc, max(float(achieved), 0.0), privacy, observation, fam.family, distortion=distortion)
         out.update(family_bound=fam.family, family_bound_at_budget=float(fam.value),
                    family_bound_at_distortion=float(at_d.value))
     return out

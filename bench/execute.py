@@ -50,7 +50,7 @@ def execute_case(case: Any, device: str = "auto", artifacts: str | os.PathLike |
     try:
         dev = str(resolve_device(device))
         sc = make_scenario(case.scenario, case.params)
-        task = task_for(sc, case.observation, case.training_privacy)
+        task = task_for(sc, case.observation, case.training_privacy, case.distortion)
         samples = sc.sample(case.n_train, np.random.default_rng(case.train_seed))
         learner = make_learner(case.learner, **case.learner_params)
         t1 = time.perf_counter()
@@ -106,8 +106,9 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     from .evaluators import inconsistency
     from .guarantee import guarantee_fields
 
+    dist_name = getattr(case, "distortion", None)
     evals = evaluate(mech, sc, case.observation, case.privacy, n_eval=case.n_eval, seed=case.eval_seed,
-                     evaluators=case.evaluators, cross_check=False)
+                     evaluators=case.evaluators, cross_check=False, distortion=dist_name)
     out = headline_fields(evals, case.privacy)
     out["mechanism_info"] = json.dumps(getattr(mech, "info", None) or {}, default=json_default)
     if out.get("status") == "failed":
@@ -116,13 +117,15 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     out.update(guarantee_fields(sc, case.privacy, leak.value))
     if not sc.has_optimum:  # labelled data: a learned point with no optimum to score
         return {**out, **no_bound_fields(max(0.0, float(dist.value) - float(budget)))}
-    opt = optimum(sc, budget, case.privacy, case.observation, case.family)
+    opt = optimum(sc, budget, case.privacy, case.observation, case.family, distortion=dist_name)
 
     def optimum_at(d: float) -> float:
-        return float(curve(sc, [max(float(d), 0.0)], case.privacy, case.observation, case.family)[0])
+        return float(curve(sc, [max(float(d), 0.0)], case.privacy, case.observation, case.family,
+                           distortion=dist_name)[0])
 
     def lower_at(d: float) -> float:  # certified bounds: the lower end of the sandwich
-        low = optimum(sc, max(float(d), 0.0), case.privacy, case.observation, case.family).lower
+        low = optimum(sc, max(float(d), 0.0), case.privacy, case.observation, case.family,
+                      distortion=dist_name).lower
         return float("nan") if low is None else float(low)
 
     s = score(leak, dist, budget, optimum_at, opt.bound_kind,
@@ -132,7 +135,8 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
                overshoot=float(s["overshoot"]), below_bound=bool(s["below_bound"]),
                below_bound_reason=s.get("below_bound_reason"), status="ok", error=None)
     if not np.isnan(dist.value):
-        out.update(beside_fields(sc, case.privacy, case.observation, budget, float(dist.value), opt, lower_at))
+        out.update(beside_fields(sc, case.privacy, case.observation, budget, float(dist.value), opt, lower_at,
+                                dist_name))
     reason = inconsistency(evals)
     if reason is not None:  # scored from the releases only; the mechanism's description failed its test
         out.update(status="inconsistent", error=reason)

@@ -31,7 +31,7 @@ STR, FLOAT, INT, BOOL = "string", "float64", "int64", "bool"
 COLUMNS: list[tuple[str, str]] = [
     ("case_id", STR), ("suite", STR), ("experiment", STR), ("scenario", STR), ("scenario_id", STR),
     ("params", STR), ("observation", STR), ("privacy", STR), ("objective", STR), ("family", STR),
-    ("evaluators", STR), ("protocol", STR), ("mechanism_info", STR), ("learner", STR),
+    ("evaluators", STR), ("protocol", STR), ("distortion_name", STR), ("mechanism_info", STR), ("learner", STR),
     ("learner_params", STR), ("budget", FLOAT), ("seed", INT), ("rep", INT), ("n_train", INT), ("n_eval", INT),
     ("status", STR), ("error", STR), ("leakage", FLOAT), ("leakage_evaluator", STR), ("leakage_kind", STR),
     ("leakage_stderr", FLOAT), ("leakage_spread", FLOAT), ("evaluators_disagree", BOOL), ("distortion", FLOAT),
@@ -93,6 +93,7 @@ class Record(dict):
                     "family": case.family, "learner": case.learner, "learner_params": case.learner_params_json,
                     "budget": float(budget), "seed": case.seed, "rep": case.rep, "n_train": case.n_train,
                     "n_eval": case.n_eval, "evaluators": case.evaluators, "protocol": case.protocol,
+                    "distortion_name": getattr(case, "distortion", None),
                     **provenance()})
 
     def row(self) -> dict[str, Any]:

@@ -46,7 +46,8 @@ def add_run(sub: Any) -> None:
 
 def add_what(what: Any) -> None:
     """The options that choose the cases: a suite, or an ad-hoc experiment."""
-    what.add_argument("--suite", metavar="NAME|FILE", help="shipped suite (quick, regression) or a YAML suite file")
+    what.add_argument("--suite", metavar="NAME|FILE",
+                      help="shipped suite (quick, regression, funnel, paper) or a YAML suite file")
     what.add_argument("--only", action="append", default=[], metavar="EXPERIMENT",
                       help="with --suite: run only this experiment (repeatable; 'ppan-fig5' also selects "
                            "'ppan-fig5/useful' and 'ppan-fig5/full')")

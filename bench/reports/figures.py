@@ -30,6 +30,12 @@ def scenario_of(first: pd.Series) -> tuple[Any, str | None, str | None]:
             obs if isinstance(obs, str) and obs else None, fam if isinstance(fam, str) and fam else None)
 
 
+def distortion_of(first: pd.Series) -> str | None:
+    """The stored row's other distortion (``distortion_name``; None: the scenario's own or an older part)."""
+    d = first.get("distortion_name")
+    return d if isinstance(d, str) and d else None
+
+
 def optimum_curve(first: pd.Series, d_max: float) -> tuple[np.ndarray, np.ndarray] | None:
     """(distortions, optimal leakage) from 0 to 1.1 d_max of the row's scenario, privacy, observation and
     family; None where theory has none."""
@@ -38,7 +44,7 @@ def optimum_curve(first: pd.Series, d_max: float) -> tuple[np.ndarray, np.ndarra
     try:
         sc, obs, fam = scenario_of(first)
         grid = np.linspace(0.0, max(d_max, 1e-9) * 1.1, 60 if first["scenario"] != "binary-gmm" else 25)
-        vals = curve(sc, grid, first["privacy"], obs, fam)
+        vals = curve(sc, grid, first["privacy"], obs, fam, distortion=distortion_of(first))
         keep = np.isfinite(vals)
         return (grid[keep], vals[keep]) if keep.any() else None
     except InputError:
@@ -52,7 +58,7 @@ def sandwich(first: pd.Series, budgets: list[float]) -> tuple[np.ndarray, np.nda
 
     try:
         sc, obs, fam = scenario_of(first)
-        opts = [optimum(sc, float(b), first["privacy"], obs, fam) for b in budgets]
+        opts = [optimum(sc, float(b), first["privacy"], obs, fam, distortion=distortion_of(first)) for b in budgets]
     except InputError:
         return None
     low = np.array([np.nan if getattr(o, "lower", None) is None else o.lower for o in opts], dtype=float)

@@ -28,6 +28,12 @@ A suite is a YAML file (benchopt style: parameter grids expanded into cases)::
                                 # names and {name: {hyper-parameters}}; a `budgets` key there
                                 # gives that learner its own budgets (another unit: a KL budget)
 
+An experiment may say ``distortion: logloss`` (finite scenarios): the utility is then
+H(U | Z) in nats, the privacy funnel, instead of the scenario's own distortion; learners
+get the logloss task, the bench's logloss evaluators measure, and the gap is scored against
+theory's certified funnel bound.  The distortion enters a case's identity (key, ids,
+seeds) only when it is not the scenario's own, so existing cases keep their rows.
+
 ``privacy`` is the metric a case is scored on; a learner trains for it when it
 can, else for its own first metric (``objective``, recorded in the store): PPAN's
 MI objective is scored by MAP accuracy on ``binary-gmm``, as in the GAP paper.

@@ -90,6 +90,10 @@ class Case:
         A non-standard experiment protocol run instead of fit-then-evaluate
         (``two-user``: the generative-filter paper's §6.7.5 per-user filters);
         None: the standard protocol.
+    distortion : str or None
+        Another distortion than the scenario's own (``logloss``: H(U | Z), the privacy funnel;
+        finite scenarios); None: the scenario's own.  Part of the identity only when set, so
+        that a case with the scenario's own distortion keeps its key, ids and seeds.
     """
 
     suite: str
@@ -108,6 +112,7 @@ class Case:
     objective: str | None = None
     evaluators: str | None = None
     protocol: str | None = None
+    distortion: str | None = None
 
     @property
     def params(self) -> dict[str, Any]:
@@ -126,7 +131,8 @@ class Case:
                 "learner_params": self.learner_params, "n_train": self.n_train, "n_eval": self.n_eval,
                 "rep": self.rep, **({"objective": self.objective} if self.objective else {}),
                 **({"evaluators": self.evaluators} if self.evaluators else {}),
-                **({"protocol": self.protocol} if self.protocol else {})}
+                **({"protocol": self.protocol} if self.protocol else {}),
+                **({"distortion": self.distortion} if self.distortion else {})}
 
     @property
     def training_privacy(self) -> str:
@@ -168,7 +174,8 @@ class Case:
     def label(self) -> str:
         """Short human-readable description (``learner on scenario/observation/privacy rep r``)."""
         obs = f"/{self.observation}" if self.observation else ""
-        return f"{self.learner} on {self.scenario}{obs}/{self.privacy} rep {self.rep}"
+        dist = f"/{self.distortion}" if self.distortion else ""
+        return f"{self.learner} on {self.scenario}{obs}/{self.privacy}{dist} rep {self.rep}"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from privbench.bench.suites.case import DEFAULT_N_EVAL, Case, Skip, Suite, normalize_value
-from privbench.bench.suites.make import default_n_train, make_case, resolve_case, unserved
+from privbench.bench.suites.make import case_distortion, default_n_train, make_case, resolve_case, unserved
 from privbench.bench.suites.schema import check_suite_data
 from privbench.datasets.errors import InputError
 from privbench.datasets.limits import MAX_CASES, MAX_REPS, MAX_SAMPLES
@@ -171,12 +171,13 @@ def expand_scenario(exp: dict[str, Any], ename: str, suite: str, params: dict[st
     from privbench.learners import make_learner
 
     sc = make_scenario(str(exp["scenario"]), {str(k): v for k, v in params.items()})
+    distortion = case_distortion(sc, exp.get("distortion"), exp.get("protocol"))
     out: list[Case] = []
     for obs in grid["observation"]:
         for priv in grid["privacy"]:
             for fam in grid["family"]:
-                privacy, observation, family = resolve_case(sc, priv, obs, fam)
-                task = task_for(sc, observation, privacy)
+                privacy, observation, family = resolve_case(sc, priv, obs, fam, distortion)
+                task = task_for(sc, observation, privacy, distortion)
                 for lname, lp, own, objective in ((n, p, b, o) for n, p, b in picks for o in grid["objective"]):
                     if not strict:
                         why = unserved(make_learner(lname, **lp), task, objective)[1]
@@ -191,7 +192,7 @@ def expand_scenario(exp: dict[str, Any], ename: str, suite: str, params: dict[st
                                 count(n_train if n_train is not None else default_n_train(sc),
                                       "n_train", where, 2),
                                 count(n_eval if n_eval is not None else DEFAULT_N_EVAL, "n_eval", where, 2),
-                                objective, exp.get("evaluators"), exp.get("protocol"))
+                                objective, exp.get("evaluators"), exp.get("protocol"), distortion)
                             out.extend(replace(first, rep=rep) for rep in range(reps))  # validated once
     return out
 

@@ -16,8 +16,12 @@ def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any]
               observation: str | None, privacy: str | None, family: str | None, learner: str,
               learner_params: dict[str, Any] | None, budgets: Iterable[float], rep: int = 0,
               n_train: int | None = DEFAULT_N_TRAIN, n_eval: int = DEFAULT_N_EVAL, objective: str | None = None,
-              evaluators: str | None = None, protocol: str | None = None) -> Case:
+              evaluators: str | None = None, protocol: str | None = None,
+              distortion: str | None = None) -> Case:
     """Validate and canonicalise one case (scenario, optimum and learner must exist).
+
+    ``distortion`` (None or the scenario's own: stored as None) asks for another one, e.g.
+    ``logloss`` (H(U | Z), the privacy funnel) on a finite scenario.
 
     ``objective`` (the metric the learner trains for) defaults to ``privacy`` when
     the learner serves it, else to the learner's first privacy metric.
@@ -34,14 +38,15 @@ def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any]
     from privbench.learners import make_learner
 
     sc = make_scenario(scenario, params or {})
-    privacy, observation, family = resolve_case(sc, privacy, observation, family)
+    distortion = case_distortion(sc, distortion, protocol)
+    privacy, observation, family = resolve_case(sc, privacy, observation, family, distortion)
     lp = normalize_value(dict(learner_params or {}))
     inst = make_learner(learner, **lp)
-    task = task_for(sc, observation, privacy)
+    task = task_for(sc, observation, privacy, distortion)
     objective, why = unserved(inst, task, objective)
     if objective is None:
         raise InputError(f"learner {learner!r} does not serve {sc.id} (task {task.kind}, observation "
-                         f"{task.observation}, privacy {privacy}): it {why}")
+                         f"{task.observation}, privacy {privacy}, distortion {task.distortion}): it {why}")
     b = tuple(float(x) for x in check_budgets(list(budgets)))
     if len(set(b)) != len(b):
         raise InputError(f"budgets {list(b)} repeat a value")
@@ -58,7 +63,22 @@ def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any]
                 learner_params_json=json.dumps(lp, sort_keys=True), budgets=b, rep=rep,
                 n_train=n_train, n_eval=n_eval, objective=None if objective == privacy else objective,
                 evaluators=choice_or_none("evaluators", evaluators, EVALUATOR_SETS),
-                protocol=choice_or_none("protocol", protocol, PROTOCOLS))
+                protocol=choice_or_none("protocol", protocol, PROTOCOLS), distortion=distortion)
+
+
+def case_distortion(sc: Any, distortion: Any, protocol: Any) -> str | None:
+    """None for no distortion or the scenario's own, else the validated other one (InputError otherwise:
+    an unknown name, a scenario without a known optimum, or a non-standard protocol)."""
+    if distortion is None or distortion == getattr(sc, "distortion_name", None):
+        return None
+    if not sc.has_optimum:
+        raise InputError(f"distortion={distortion!r} is not available for {sc.name} (it has no known optimum; "
+                         f"allowed: its own, {getattr(sc, 'distortion_name', '?')})")
+    if protocol is not None:
+        raise InputError(f"distortion={distortion!r} applies to the standard protocol only, not protocol={protocol!r}")
+    from privbench.theory.optimum import other_distortion
+
+    return other_distortion(sc, str(distortion))
 
 
 def check_hyper_parameters(inst: Any, learner: str, task: Any, n_train: int) -> None:
@@ -74,8 +94,8 @@ def check_hyper_parameters(inst: Any, learner: str, task: Any, n_train: int) -> 
 
 
 def resolve_case(sc: Any, privacy: str | None, observation: str | None,
-                 family: str | None) -> tuple[str, str | None, str | None]:
-    """(privacy, observation, family) of a case.
+                 family: str | None, distortion: str | None = None) -> tuple[str, str | None, str | None]:
+    """(privacy, observation, family) of a case (under ``distortion``, None: the scenario's own).
 
     Theory's checks, or the scenario's own where it has no known optimum
     (labelled scenarios: privacy map | mi, observation useful | full).
@@ -84,7 +104,7 @@ def resolve_case(sc: Any, privacy: str | None, observation: str | None,
         return sc.resolve(privacy, observation, family)
     from privbench.theory import resolve
 
-    return resolve(sc, privacy, observation, family)
+    return resolve(sc, privacy, observation, family, distortion)
 
 
 def default_n_train(sc: Any) -> int:

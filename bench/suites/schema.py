@@ -17,7 +17,7 @@ from privbench.datasets.limits import MAX_MAGNITUDE, MAX_REPS, MAX_SAMPLES
 
 SUITE_KEYS = {"name", "description", "reps", "n_train", "n_eval", "timeout", "learners", "experiments"}
 EXPERIMENT_KEYS = {"name", "scenario", "params", "observation", "privacy", "family", "objective", "budgets",
-                   "learners", "n_train", "n_eval", "reps", "evaluators", "protocol", "paper"}
+                   "learners", "n_train", "n_eval", "reps", "evaluators", "protocol", "paper", "distortion"}
 
 
 def _count(lo: int, hi: int) -> dict[str, Any]:
@@ -54,6 +54,8 @@ EXPERIMENT = {
         "n_train": SIZES, "n_eval": SIZES, "reps": REPS,
         "evaluators": {"type": ["string", "null"], "description": "a string"},
         "protocol": {"type": ["string", "null"], "description": "a string"},
+        "distortion": {"type": ["string", "null"],
+                       "description": "a distortion name (logloss; leave the key out for the scenario's own)"},
         "paper": MAPPING,
     },
 }

@@ -55,7 +55,8 @@ def smoke_suite(suite: Suite) -> Suite:
     keys: set[str] = set()
     cases = []
     for c in suite.cases:
-        k = (c.experiment, c.learner, c.scenario, c.params_json, c.observation, c.privacy, c.protocol)
+        k = (c.experiment, c.learner, c.scenario, c.params_json, c.observation, c.privacy, c.protocol,
+             c.distortion)
         if k in seen:
             continue
         seen.add(k)

@@ -128,7 +128,7 @@ ADHOC = ["run", "--scenario", "symmetric-pair", "--param", "m=4", "--param", "p=
         ([*ADHOC, "--learner", "identity"], "an ad-hoc run needs at least one --budget"),
         (["run", "--suite", "quick", "--retry-failed"], "--retry-failed needs --resume"),
         (["run", "--suite", "nosuch"],
-         "suite 'nosuch' is unknown (available: paper, quick, regression, or a path to a .yaml file)"),
+         "suite 'nosuch' is unknown (available: funnel, paper, quick, regression, or a path to a .yaml file)"),
         (["check"], "privbench check needs --learner NAME or module:Class (or --write-baselines)"),
         (["check", "--write-baselines", "--learner", "identity"],
          "--write-baselines uses the suite's own learners; drop --learner"),

@@ -89,15 +89,22 @@ def test_quick_suite_touches_every_scenario_family_and_every_learner():
                                                  if getattr(cls, "has_optimum", True)}
     # image learners have no scenario with an optimum: they are out of the quick suite
     ours = {n for n, cls in available().items() if cls.__module__.startswith("privbench.")
-            and set(cls.declared().kinds) & {"finite", "gaussian", "mixture"}
-            and set(cls.distortions) != {"logloss"}}  # funnel-only learners: the runner has no logloss cases yet
+            and set(cls.declared().kinds) & {"finite", "gaussian", "mixture"}}
     assert ours <= {c.learner for c in suite.cases}, "add the new learner to bench/suites/quick.yaml"
     assert suite.timeout is not None and len(suite.cases) < 200
 
 
+def test_quick_suite_has_funnel_cases_with_greedy_merge():
+    suite = load_suite("quick")
+    funnel = [c for c in suite.cases if c.distortion == "logloss"]
+    assert {"greedy-merge", "plugin", "ppan-logloss"} <= {c.learner for c in funnel}
+    assert len(funnel) == 3
+    assert all(c.distortion is None for c in suite.cases if c.experiment != "funnel")
+
+
 def test_shipped_suites_load():
     names = packaged_suites()
-    assert {"quick", "regression"} <= set(names)
+    assert {"quick", "regression", "funnel"} <= set(names)
     for name in names:
         assert load_suite(name).cases
 
