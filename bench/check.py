@@ -71,15 +71,17 @@ BASELINES_PACKAGE, BASELINES_DIR = "privbench.bench.suites", "baselines"
 
 
 def default_baseline_file(suite: str, shipped: bool | None = None) -> Path:
-    """The baseline file of ``suite``: package data for a shipped suite (found from any working directory,
-    :mod:`importlib.resources`), else ``results/baselines/<suite>.json`` under the working directory.
-    ``shipped``: whether ``suite`` is a shipped suite (default: whether its name is one's)."""
+    """The baseline file of ``suite``: package data for a shipped suite that ships baselines (found from
+    any working directory, :mod:`importlib.resources`), else ``results/baselines/<suite>.json`` under the
+    working directory.  ``shipped``: whether ``suite`` is a shipped suite (default: whether its name is one's)."""
     from importlib import resources
 
     from .suites import packaged_suites
 
     if suite in packaged_suites() if shipped is None else shipped:
-        return Path(str(resources.files(BASELINES_PACKAGE) / BASELINES_DIR / f"{suite}.json"))
+        packaged = Path(str(resources.files(BASELINES_PACKAGE) / BASELINES_DIR / f"{suite}.json"))
+        if packaged.is_file():
+            return packaged
     return Path("results") / "baselines" / f"{suite}.json"
 
 

@@ -21,6 +21,7 @@ grows slower than n_train); what keeps the estimate honest is step 2.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Callable, Iterable
 
@@ -72,7 +73,7 @@ class CostETA:
 
     def __init__(self, cases: Iterable[Any], trains: Callable[[str], bool] | None = None,
                  workers: int | None = None) -> None:
-        trains = trains or cached(learner_trains)
+        trains = trains or functools.cache(learner_trains)  # resolving a learner may import a plug-in
         cases = list(cases)
         self.workers = None if workers is None else max(1, min(int(workers), len(cases)))
         #: case key -> (learner, prior cost) of the cases not finished yet
@@ -107,15 +108,3 @@ class CostETA:
         if done <= 0:
             return None
         return work * elapsed / done if elapsed > 0 else work
-
-
-def cached(fn: Callable[[str], bool]) -> Callable[[str], bool]:
-    """``fn`` with its answers remembered per name (resolving a learner may import a plug-in)."""
-    memo: dict[str, bool] = {}
-
-    def call(name: str) -> bool:
-        if name not in memo:
-            memo[name] = fn(name)
-        return memo[name]
-
-    return call

@@ -26,7 +26,8 @@ def add_check(sub: Any) -> None:
                      help="hyper-parameter of the checked learner (repeatable; see 'privbench list learners')")
     chk.add_argument("--suite", default="regression", help="suite to run (default: regression)")
     chk.add_argument("--baselines", metavar="FILE", help="baseline file (default: the shipped baselines of a shipped suite, found "
-                                                         "from any directory; else results/baselines/SUITE.json)")
+                                                         "from any directory; else results/baselines/SUITE.json under "
+                                                         "the working directory)")
     chk.add_argument("--out", metavar="DIR", help="keep the run's results here (default: a temporary directory)")
     chk.add_argument("--resume", action="store_true", help="continue a run in --out")
     chk.add_argument("--jobs", type=count_type("--jobs", 1, MAX_JOBS), default=None, metavar="N",

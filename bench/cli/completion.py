@@ -19,12 +19,13 @@ SHELLS = ("bash", "zsh")
 def add_completion(sub: Any, build_parser: Callable[[], argparse.ArgumentParser]) -> None:
     """Add the ``completion`` command to the sub-parsers ``sub``; ``build_parser`` makes the whole parser."""
     comp = sub.add_parser("completion", help="print a shell completion script (bash or zsh)",
-                          description="Print a completion script for SHELL on stdout. bash: add "
-                                      "'eval \"$(privbench completion bash)\"' to ~/.bashrc; zsh: write it to "
-                                      "a file named _privbench in a directory of $fpath. Learner, suite and "
+                          description="Print a completion script for SHELL on stdout. bash: write it to "
+                                      "~/.local/share/bash-completion/completions/privbench (or source it from "
+                                      "~/.bashrc); zsh: write it to a file named _privbench in a directory of "
+                                      "$fpath. Learner, suite and "
                                       "scenario names are those registered now: regenerate after installing "
                                       "a plug-in.")
-    comp.add_argument("shell", choices=SHELLS, help="the shell to complete in")
+    comp.add_argument("shell", choices=SHELLS, metavar="SHELL", help="the shell to complete in: bash or zsh")
     comp.set_defaults(func=cmd_completion, build_parser=build_parser)
 
 

@@ -23,6 +23,8 @@ def test_the_regression_baselines_are_package_data_found_from_any_directory(tmp_
     assert read_baselines(path)["suite"] == "regression"
     # a suite that is not shipped keeps the working directory's results/baselines/
     assert default_baseline_file("mine") == Path("results") / "baselines" / "mine.json"
+    # a shipped suite without shipped baselines: made and read under the working directory, never in the package
+    assert default_baseline_file("quick") == Path("results") / "baselines" / "quick.json"
     assert default_baseline_file("regression", shipped=False) == Path("results") / "baselines" / "regression.json"
 
 

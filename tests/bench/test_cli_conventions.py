@@ -129,11 +129,11 @@ def test_list_scenarios_json_marks_required_parameters(capsys):
 
 
 def test_output_cut_short_by_its_reader_is_not_reported_as_an_io_failure():
-    # stdout is a pipe whose reader has gone ('privbench list learners | head -n 1'), deterministically
+    # stdout is a pipe whose reader has gone ('privbench list scenarios | head -n 1'), deterministically
     prog = ("import os, sys\n"
             "r, w = os.pipe(); os.close(r); os.dup2(w, 1)\n"
             "from privbench.bench.cli import main\n"
-            "rc = main(['list', 'learners'])\n"
+            "rc = main(['list', 'scenarios'])\n"
             "sys.stderr.write(f'rc={rc}\\n')\n")
     proc = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True)
     assert proc.stderr == "rc=141\n"
