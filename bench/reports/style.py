@@ -23,7 +23,9 @@ BOUND_MARK = {"exact": "", "family": "†", "certified": "‡", "none": ""}
 #: The flags, their table / heatmap mark and what they mean.
 FLAGS: list[tuple[str, str, str]] = [
     ("over budget", "✗", "distortion beyond the budget by more than its statistical tolerance: fails the budget"),
-    ("below bound", "!", "leakage below the optimum beyond tolerance: an evaluator failure or a bug, never a win"),
+    ("below bound", "!", "leakage below the bound beyond tolerance: against an exact or certified bound an "
+                            "evaluator failure or a bug, never a win; against a family bound (†) a mechanism "
+                            "outside the family"),
     ("inconsistent", "?", "the mechanism's declared channel does not describe its releases"),
     ("evaluators disagree", "≠", "the headline leakage is corroborated by no other evaluator"),
     ("failed", "✖", "the case failed or timed out: no number"),
