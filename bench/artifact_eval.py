@@ -71,7 +71,7 @@ def score_saved(case: Any, files: list[str | None], errors: list[str | None], mo
 
 
 def main() -> None:  # pragma: no cover - exercised through EvaluatorProcess
-    from privbench.learners.serve import private_stdout, requests
+    from privbench.learners.serve import private_stdout, quick_exit, requests
 
     from .backends.common import init_worker
     from .remote_release import ReleaseServer
@@ -94,6 +94,8 @@ def main() -> None:  # pragma: no cover - exercised through EvaluatorProcess
             reply = [({"status": "failed", "error": "evaluate: " + error_text(exc)}, 0.0)] * len(msg[0].budgets)
         pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)
         replies.flush()
+    server.close()  # the release server first, then no interpreter teardown (learners.serve.quick_exit)
+    quick_exit(0)
 
 
 if __name__ == "__main__":  # pragma: no cover

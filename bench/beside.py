@@ -30,6 +30,8 @@ def beside_fields(sc: Any, privacy: str, observation: str | None, budget: float,
     from privbench.datasets.errors import InputError
     from privbench.theory.optimum import optimum
 
+    from .optimum_memo import budget_optimum
+
     if opt.bound_kind != "certified":
         return {}
     nan = math.nan
@@ -38,7 +40,7 @@ def beside_fields(sc: Any, privacy: str, observation: str | None, budget: float,
                            "family_bound": None, "family_bound_at_distortion": nan, "family_bound_at_budget": nan}
     try:
         # the default bound: a family where one exists
-        fam = optimum(sc, budget, privacy, observation, None, distortion=distortion)
+        fam = budget_optimum(sc, budget, privacy, observation, None, distortion)
     except InputError:
         return out
     if fam.bound_kind == "family":

@@ -104,6 +104,7 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
 
     from .beside import beside_fields
     from .evaluators import inconsistency
+    from .optimum_memo import budget_optimum
     from .guarantee import guarantee_fields
 
     dist_name = getattr(case, "distortion", None)
@@ -117,7 +118,7 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     out.update(guarantee_fields(sc, case.privacy, leak.value))
     if not sc.has_optimum:  # labelled data: a learned point with no optimum to score
         return {**out, **no_bound_fields(max(0.0, float(dist.value) - float(budget)))}
-    opt = optimum(sc, budget, case.privacy, case.observation, case.family, distortion=dist_name)
+    opt = budget_optimum(sc, budget, case.privacy, case.observation, case.family, dist_name)
 
     def optimum_at(d: float) -> float:
         return float(curve(sc, [max(float(d), 0.0)], case.privacy, case.observation, case.family,

@@ -240,12 +240,16 @@ def serve(replies: BinaryIO, stdin: BinaryIO) -> None:  # pragma: no cover - exe
 
 
 def main() -> None:  # pragma: no cover - exercised through CaseProcess
-    from privbench.learners.serve import private_stdout
+    from privbench.learners.serve import private_stdout, quick_exit
+
+    from ..artifacts import POOL
 
     replies = private_stdout()  # stray prints (Python or C) go to stderr, never into a reply
     parent, threads = pickle.load(sys.stdin.buffer)
     init_worker(parent, threads)
     serve(replies, sys.stdin.buffer)
+    POOL.close()  # its evaluator child first (what the exit handler would do), then no interpreter teardown
+    quick_exit(0)
 
 
 if __name__ == "__main__":  # pragma: no cover

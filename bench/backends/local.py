@@ -35,9 +35,9 @@ def _worker_main(conn: Any, parent: int, threads: int | None) -> None:
         try:
             msg = conn.recv()
         except (EOFError, OSError):
-            return
+            msg = None
         if msg is None:
-            return
+            break
         case, device, artifacts = msg
         conn.send("start")  # the per-case timeout starts now, not at process start-up
         try:
@@ -45,6 +45,12 @@ def _worker_main(conn: Any, parent: int, threads: int | None) -> None:
         except BaseException as exc:  # noqa: BLE001
             rows = failure_rows(case, "failed", "worker: " + error_text(exc), device=str(device))
         conn.send(rows)
+    from privbench.learners.serve import quick_exit
+
+    from ..artifacts import POOL
+
+    POOL.close()  # its evaluator child first (what the exit handler would do), then no interpreter teardown
+    quick_exit(0)
 
 
 class _Worker:
@@ -58,6 +64,11 @@ class _Worker:
         self.job: Job | None = None
 
     def stop(self, kill: bool = False) -> None:
+        self.ask_stop(kill)
+        self.reap()
+
+    def ask_stop(self, kill: bool = False) -> None:
+        """Kill the worker, or ask it to finish (it exits once its evaluator child has)."""
         if kill and self.proc.is_alive():
             self.proc.kill()
         else:
@@ -65,6 +76,9 @@ class _Worker:
                 self.conn.send(None)
             except (OSError, BrokenPipeError):
                 pass
+
+    def reap(self) -> None:
+        """Wait for the worker to exit (killed after 5 s)."""
         self.proc.join(timeout=5)
         if self.proc.is_alive():  # pragma: no cover
             self.proc.kill()
@@ -133,5 +147,7 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
         for w in busy:
             w.job.claim.release()
             w.stop(kill=True)
+        for w in idle:  # all asked first, so that they shut down side by side
+            w.ask_stop()
         for w in idle:
-            w.stop()
+            w.reap()

@@ -36,13 +36,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import cvxpy as cp
 import numpy as np
-from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import CLARABEL as _ClarabelInterface
 
 from privbench.datasets.errors import InputError
 
 from ..base import PRIVACIES, Optimum, check_budget
+from ..lazy import cvxpy as cp
 from ..measures import PRIVACY_MEASURES, expected_distortion, observation_kernel, release_joint
 
 __all__ = ["SOLVER_TOL", "finite_min_distortion", "solve_conic"]
@@ -127,10 +126,12 @@ def _solve(prog: _Program) -> dict[str, Any]:
     Clarabel is called through cvxpy's get_problem_data / solve_via_data so
     that its primal and dual objective values are available as a certificate.
     """
+    from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import CLARABEL as ClarabelInterface
+
     problem = prog.problem
     try:
         data, chain, inverse = problem.get_problem_data(cp.CLARABEL, solver_opts={})
-        raw = _ClarabelInterface().solve_via_data(data, False, False, dict(_CLARABEL_OPTS))
+        raw = ClarabelInterface().solve_via_data(data, False, False, dict(_CLARABEL_OPTS))
         with warnings.catch_warnings():  # accuracy is reported in the certificate instead
             warnings.simplefilter("ignore", UserWarning)
             problem.unpack_results(raw, chain, inverse)

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import cvxpy as cp
 import numpy as np
 from scipy.special import rel_entr
 
 from privbench.datasets.errors import InputError
 
+from ..lazy import cvxpy as cp
 from .conic import solve_conic
 from .discretize import Discretized
 

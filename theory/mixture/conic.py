@@ -9,7 +9,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import cvxpy as cp
+from ..lazy import cvxpy as cp
 
 __all__ = ["TOL", "solve_conic"]
 

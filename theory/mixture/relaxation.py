@@ -37,9 +37,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import cvxpy as cp
 import numpy as np
 
+from ..lazy import cvxpy as cp
 from .achievable import leakage_of
 from .conic import solve_conic
 from .discretize import Discretized
