@@ -206,7 +206,7 @@ SLOTS = [
      lambda t: t.strip() in ("quick", "regression", "paper")),
 ]
 KNOWN_SCENARIOS = ("symmetric-pair", "binary", "finite", "gaussian-scalar", "gaussian-vector", "gaussian-source",
-                   "binary-gmm", "z-channel", "mnist-subset", "digits", "hypothesis-testing")
+                   "binary-gmm", "gmm-k", "z-channel", "mnist-subset", "digits", "hypothesis-testing")
 KNOWN_LEARNERS = ("chi2-sanitizer", "constant", "gap", "gap-mixture", "gaussian-noise", "identity", "latent-filter",
                   "plugin", "ppan", "ppan-gaussian", "ppan-gmm", "ppan-image", "ppan-linear", "ppan-seed",
                   "randomized-response")
