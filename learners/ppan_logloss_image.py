@@ -56,8 +56,8 @@ class PPANLogLossImage(Learner):
 
     Parameters
     ----------
-    hidden, adv_hidden, post_hidden : tuple of int or None
-        Hidden widths of the mechanism, the privacy adversary and the utility posterior.
+    hidden, adv_hidden, post_hidden : tuple of int, int or None
+        Hidden widths of the mechanism, the privacy adversary and the utility posterior (an int: one layer).
     n_noise : int or None
         Seed-noise dimension.
     epochs, batch_size : int or None
@@ -103,8 +103,11 @@ class PPANLogLossImage(Learner):
     def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
         """:data:`DEFAULT` with this learner's overrides, validated."""
         cfg = {k: (v if getattr(self, k) is None else getattr(self, k)) for k, v in DEFAULT.items()}
-        for key in WIDTHS:
-            cfg[key] = tuple(int(h) for h in cfg[key])
+        for key in WIDTHS:  # a sequence of widths, or one integer for one hidden layer (the CLI's hidden=64)
+            v = cfg[key]
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer, tuple, list)):
+                raise InputError(f"{key}={v!r} must be a layer width or a list of them")
+            cfg[key] = tuple(int(h) for h in ((v,) if isinstance(v, (int, np.integer)) else v))
             if not cfg[key] or any(h < 1 for h in cfg[key]):
                 raise InputError(f"{key}={cfg[key]!r} must hold at least one positive layer width")
         for key in INTS:
