@@ -43,7 +43,7 @@ from .registry import register
 from .serves import Serves
 
 #: The defaults of every hyper-parameter left None.
-DEFAULT: dict[str, Any] = dict(hidden=(256, 256), adv_hidden=(128,), post_hidden=(128,), n_noise=20, epochs=60,
+DEFAULT: dict[str, Any] = dict(hidden=(128,), adv_hidden=(64,), post_hidden=(64,), n_noise=20, epochs=150,
                                batch_size=100, adv_steps=5, lr=1e-3, activation="tanh", penalty=20.0,
                                dual_lr=0.05)
 INTS = ("n_noise", "epochs", "batch_size", "adv_steps")

@@ -70,7 +70,7 @@ def distortion_label(first: pd.Series) -> str:
     from privbench.datasets import make_scenario
     from privbench.datasets.errors import InputError
 
-    bound = " (≤: upper bound)" if str(first.get("distortion_kind")) == "upper-bound" else ""
+    bound = ", an upper bound (≤)" if str(first.get("distortion_kind")) == "upper-bound" else ""
     other = first.get("distortion_name")
     if isinstance(other, str) and other:  # a case run under another distortion than the scenario's own
         return DISTORTION_LABEL.get(other, f"distortion ({other})") + bound
