@@ -17,6 +17,11 @@ testing``           correlated | a in (0, 0.5);
                     matrix_seed (int >= 0)
 ==================  ===============================  ========================================
 
+Images also state a ``logloss`` task (``task(observation, privacy, "logloss")``): the
+mechanism observes the image U as before and utility is the log-loss of the scenario's
+utility label (circle or parity), H(label | Z); the samples carry that label as
+``Samples.utility`` (every image draw does) and the task its alphabet size as ``n_u``.
+
 Images (``mnist-subset``: 5,000 images 28x28; ``digits``: 1,797 images 8x8): the
 fixed partition is ``ImageData.split(test_fraction=0.2, seed=0)`` -> (train,
 held-out), the same for every labeling.  :meth:`ImageScenario.sample` draws n rows
@@ -94,14 +99,27 @@ class LabelledScenario(Scenario):
     """
 
     has_optimum: ClassVar[bool] = False
+    #: Distortions besides the scenario's own that its task can be stated for (images: ``logloss``).
+    other_distortions: ClassVar[tuple[str, ...]] = ()
     s_label: str
     utility_label: str
 
-    def task_for(self, observation: str, privacy: str = "map") -> Task:  # pragma: no cover
+    def task_for(self, observation: str, privacy: str = "map",
+                 distortion: str | None = None) -> Task:  # pragma: no cover
         raise NotImplementedError
 
-    def task(self, observation: str, privacy: str = "map") -> Task:
-        return self.task_for(observation, privacy)
+    def task(self, observation: str, privacy: str = "map", distortion: str | None = None) -> Task:
+        return self.task_for(observation, privacy, self.other_distortion(distortion))
+
+    def other_distortion(self, distortion: str | None) -> str | None:
+        """None for no distortion or the scenario's own; the name if it is one of
+        :attr:`other_distortions`; InputError otherwise."""
+        if distortion is None or distortion == self.distortion_name:
+            return None
+        if distortion not in self.other_distortions:
+            raise InputError(f"distortion={distortion!r} is not available for {self.name} (allowed: "
+                             f"{', '.join((self.distortion_name, *self.other_distortions))})")
+        return str(distortion)
 
     def draw(self, part: str, n: int | None, rng: np.random.Generator) -> Draw:  # pragma: no cover
         raise NotImplementedError
@@ -170,6 +188,7 @@ class ImageScenario(LabelledScenario):
 
     kind: ClassVar[str] = "image"
     distortion_name: ClassVar[str] = "xent"
+    other_distortions: ClassVar[tuple[str, ...]] = ("logloss",)
     label_names: ClassVar[tuple[str, ...]] = IMAGE_LABELS
     labeling: str
 
@@ -198,7 +217,12 @@ class ImageScenario(LabelledScenario):
         """Rows of the train partition: the largest n :meth:`sample` accepts."""
         return len(self.partition()[0])
 
-    def task_for(self, observation: str, privacy: str = "map") -> Task:
+    def task_for(self, observation: str, privacy: str = "map", distortion: str | None = None) -> Task:
+        """The ``image`` task: per-pixel ``xent``, or ``logloss`` (H(utility label | Z), n_u its classes)."""
+        if self.other_distortion(distortion) == "logloss":
+            shape = self.partition()[0].shape
+            return Task("image", observation, privacy, "logloss", n_s=int(IMAGE_CLASSES[self.s_label]),
+                        n_u=int(IMAGE_CLASSES[self.utility_label]), d_u=int(np.prod(shape)), image_shape=shape)
         return self.partition()[0].task(observation, privacy, "xent")
 
     def sample(self, n: int, rng: np.random.Generator) -> Samples:
@@ -219,7 +243,8 @@ class ImageScenario(LabelledScenario):
                                  f"(maximum {len(data)} rows)")
             idx = rng.choice(len(data), size=n, replace=False)
         labels = image_labels(data.labels[idx])
-        return Draw(Samples(data.s[idx].copy(), data.flat[idx].copy()), labels, dict(IMAGE_CLASSES), rows[idx])
+        samples = Samples(data.s[idx].copy(), data.flat[idx].copy(), labels[self.utility_label].copy())
+        return Draw(samples, labels, dict(IMAGE_CLASSES), rows[idx])
 
     def label_prior(self, label: str, part: str = "held-out") -> np.ndarray:
         """Frequencies of ``label`` over the whole partition ``part``, shape (n_classes,)."""
@@ -319,7 +344,8 @@ class HypothesisTesting(LabelledScenario):
         """The fixed mixing matrix A, shape (5, 5): standard normals from default_rng(matrix_seed)."""
         return np.random.default_rng(self.matrix_seed).standard_normal((5, 5))
 
-    def task_for(self, observation: str, privacy: str = "map") -> Task:
+    def task_for(self, observation: str, privacy: str = "map", distortion: str | None = None) -> Task:
+        self.other_distortion(distortion)
         return Task("mixture", observation, privacy, "mse", n_s=2, d_u=5)
 
     def label_prior(self, label: str, part: str = "held-out") -> np.ndarray:

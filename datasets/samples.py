@@ -34,15 +34,24 @@ class Samples:
         Sensitive attribute S.
     u : ndarray, shape (n,) of int for finite alphabets, or (n, d_u) of float
         Useful attribute U.
+    utility : ndarray, shape (n,) of int, or None
+        A utility label derived from U, where utility is measured on a label rather than on U
+        itself: image tasks under the ``logloss`` distortion (U the image the mechanism
+        observes, the distortion H(label | Z)).  None otherwise.
     """
 
     s: np.ndarray
     u: np.ndarray
+    utility: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if len(self.s) != len(self.u):
             raise InputError(
                 f"samples have {len(self.s)} values of S but {len(self.u)} of U (must match)"
+            )
+        if self.utility is not None and len(self.utility) != len(self.s):
+            raise InputError(
+                f"samples have {len(self.s)} values of S but {len(self.utility)} utility labels (must match)"
             )
 
     def __len__(self) -> int:

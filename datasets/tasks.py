@@ -12,7 +12,10 @@ Task kinds
 ``gaussian``  S in R^d_s, U in R^d_u (continuous), MSE distortion, Z in R^d_u.
 ``mixture``   S in {0..n_s-1}, U in R^d_u (GAP's binary Gaussian mixture), MSE.
 ``image``     S in {0..n_s-1} (a label), U in [0, 1]^d_u (flattened image of
-              ``image_shape``), per-pixel cross-entropy (``xent``) or MSE distortion.
+              ``image_shape``), per-pixel cross-entropy (``xent``) or MSE distortion;
+              or ``logloss``: utility is a label derived from the image
+              (``Samples.utility`` in {0..n_u-1}), the distortion H(label | Z) in nats; the
+              mechanism still observes the image and releases Z in R^d_u.
 
 What the mechanism observes, W (see :meth:`Samples.observed`): ``useful`` is
 W = U; ``full`` is W = (S, U): for ``finite`` the flat index s * n_u + u, for
@@ -45,10 +48,12 @@ class Task:
     privacy : {"mi", "map", "chi2"}
         The privacy objective the learner should minimise.
     distortion : {"hamming", "matrix", "mse", "xent", "logloss"}
-        ``logloss`` (finite only): H(U | Z) in nats, the privacy funnel; no distortion matrix, and
-        ``n_z`` is free (theory's optima need at most n_w + 1 outputs).
+        ``logloss``: H(U | Z) in nats, the privacy funnel.  Finite: no distortion matrix, and
+        ``n_z`` is free (theory's optima need at most n_w + 1 outputs).  Image: H(label | Z) of the
+        utility label (``Samples.utility``, ``n_u`` classes) derived from the image U.
     n_s, n_u, n_z : int or None
-        Alphabet sizes (finite S; finite U and Z).
+        Alphabet sizes (finite S; finite U and Z; for an image ``logloss`` task n_u is the
+        utility label's).
     d_s, d_u : int or None
         Dimensions of continuous S and U (Z has U's dimension).
     distortion_matrix : tuple of tuples or None
@@ -107,9 +112,13 @@ class Task:
                     f"distortion_matrix must be a finite non-negative ({self.n_u}, {self.n_z}) matrix, "
                     f"got shape {d.shape}")
             object.__setattr__(self, "distortion_matrix", tuple(map(tuple, d.tolist())))
+        elif self.kind == "image" and self.distortion == "logloss":
+            if self.n_u is None:
+                raise InputError("an image task with distortion='logloss' needs n_u "
+                                 "(the utility label's alphabet size)")
         elif self.distortion not in ("mse", "xent"):  # (not finite)
             raise InputError(f"distortion={self.distortion!r} is not for {self.kind} tasks "
-                             "(allowed: mse, xent)")
+                             f"(allowed: mse, xent{', logloss' if self.kind == 'image' else ''})")
         if self.distortion == "xent" and self.kind != "image":
             raise InputError("distortion='xent' is only for image tasks")
         if self.kind == "image":
@@ -161,7 +170,8 @@ class Task:
         """Validate training samples against this task; return them as canonical arrays.
 
         Finite labels become int64 of shape (n,); continuous attributes float64 of
-        shape (n, d); a finite S of a mixture/image task int64 of shape (n,).
+        shape (n, d); a finite S of a mixture/image task int64 of shape (n,); the utility
+        labels of an image ``logloss`` task int64 of shape (n,) (dropped for other tasks).
 
         Raises
         ------
@@ -184,6 +194,11 @@ class Task:
             u = _vectors("U", samples.u, self.d_u)  # type: ignore[arg-type]
             if self.kind == "image" and (u.min() < 0 or u.max() > 1):
                 raise InputError(f"image pixels must lie in [0, 1], got range [{u.min():.3g}, {u.max():.3g}]")
+        if self.kind == "image" and self.distortion == "logloss":
+            if samples.utility is None:
+                raise InputError("an image task with distortion='logloss' needs Samples(s, u, utility=labels): "
+                                 "the utility label the log-loss is measured on")
+            return Samples(s, u, _labels("utility label", samples.utility, self.n_u))  # type: ignore[arg-type]
         return Samples(s, u)
 
     def observe(self, samples: Samples) -> np.ndarray:

@@ -33,5 +33,6 @@ PROTOCOLS = ("two-user",)
 #: (e.g. its channel()) failed the bench's test against its own releases; its numbers come from
 #: the sample-based evaluators only.
 STATUSES = ("ok", "failed", "timeout", "inconsistent")
-#: Kinds of evaluation: exact, a lower bound on the true value, a statistical estimate.
-EVALUATION_KINDS = ("exact", "lower-bound", "estimate")
+#: Kinds of evaluation: exact, a lower bound on the true value, a statistical estimate, an upper bound
+#: (a fresh classifier's held-out cross-entropy, which bounds the log-loss H(U | Z) from above).
+EVALUATION_KINDS = ("exact", "lower-bound", "estimate", "upper-bound")

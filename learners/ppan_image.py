@@ -86,11 +86,11 @@ def _skip_logit(u: torch.Tensor, clamp: float = SKIP_CLAMP) -> torch.Tensor:
     return torch.log(u) - torch.log1p(-u)
 
 
-def _soft_clip(logit: torch.Tensor) -> torch.Tensor:
+def soft_clip(logit: torch.Tensor) -> torch.Tensor:
     return LOGIT_MAX * torch.tanh(logit / LOGIT_MAX)
 
 
-def _mech_input(w: torch.Tensor, task: Task, noise: torch.Tensor) -> torch.Tensor:
+def mech_input(w: torch.Tensor, task: Task, noise: torch.Tensor) -> torch.Tensor:
     """[one-hot S (full only), U, noise], shape (..., n, (n_s) + d_u + n_noise)."""
     d_u = task.d_u
     parts = []
@@ -139,7 +139,7 @@ class ImageMLPMechanism(Mechanism):
                 x = act(x)
         if self.skip_clamp is not None:
             x = x + _skip_logit(u, self.skip_clamp)
-        return torch.sigmoid(_soft_clip(x))
+        return torch.sigmoid(soft_clip(x))
 
     @torch.no_grad()
     def release(self, w: Any, rng: np.random.Generator) -> np.ndarray:
@@ -152,7 +152,7 @@ class ImageMLPMechanism(Mechanism):
         gen = rng_generator(rng)
         noise = torch.rand(len(w), self.n_noise, generator=gen, dtype=torch.float64) * 2 - 1
         wt = torch.as_tensor(w, dtype=torch.float64)
-        return self._net(_mech_input(wt, self.task, noise), wt[:, -self.task.d_u:]).numpy()
+        return self._net(mech_input(wt, self.task, noise), wt[:, -self.task.d_u:]).numpy()
 
     def params(self) -> dict[str, Any]:
         return {"layers": [list(w.shape) for w in self.weights], "n_noise": self.n_noise,
@@ -171,7 +171,7 @@ class ImageMLPMechanism(Mechanism):
                    int(config["n_noise"]), str(config["activation"]), config["skip_clamp"], info)
 
 
-def _linears(net: SweepMLP) -> list[SweepLinear]:
+def sweep_linears(net: SweepMLP) -> list[SweepLinear]:
     return [m for m in net.net if isinstance(m, SweepLinear)]
 
 
@@ -338,8 +338,8 @@ class PPANImage(Learner):
         h_s = float(-(freq[freq > 0] * np.log(freq[freq > 0])).sum())
         mechs: list[Mechanism] = []
         for i, b in enumerate(budgets):
-            weights = [layer.weight[i].detach().cpu() for layer in _linears(mech)]
-            biases = [layer.bias[i, 0].detach().cpu() for layer in _linears(mech)]
+            weights = [layer.weight[i].detach().cpu() for layer in sweep_linears(mech)]
+            biases = [layer.bias[i, 0].detach().cpu() for layer in sweep_linears(mech)]
             info = {"schedule": self.schedule, "steps": step, "gamma": gamma, "penalty": penalty,
                     "train_distortion": final["dist"][i], "train_adversary_xent": final["xent"][i],
                     "over_budget": bool(final["dist"][i] > float(b) * 1.05 + 1e-3),
@@ -353,8 +353,8 @@ class PPANImage(Learner):
 
     @staticmethod
     def _logit(mech, w, u, task, noise, cfg, k) -> torch.Tensor:
-        x = mech(_mech_input(w.expand(k, -1, -1), task, noise))
-        return _soft_clip(x + _skip_logit(u) if cfg["skip"] else x)
+        x = mech(mech_input(w.expand(k, -1, -1), task, noise))
+        return soft_clip(x + _skip_logit(u) if cfg["skip"] else x)
 
     @torch.no_grad()
     def _final_stats(self, mech, adv, W, U, S, task, g_noise, cfg, k) -> dict[str, list[float]]:

@@ -12,7 +12,7 @@ from privbench.bench.cli.common import (DEVICES, EXIT_CASES_FAILED, EXIT_INTERRU
                                         command_line, count_type, param, unique_params)
 from privbench.datasets.errors import InputError
 from privbench.datasets.limits import MAX_JOBS, MAX_REPS, MAX_SAMPLES, MAX_THREADS
-from privbench.datasets.vocabulary import OBSERVATIONS, PRIVACIES
+from privbench.datasets.vocabulary import DISTORTIONS, OBSERVATIONS, PRIVACIES
 
 RUN_EPILOG = """\
 A suite (--suite quick|regression|FILE.yaml) or one ad-hoc experiment (--scenario ...
@@ -30,6 +30,8 @@ examples:
   privbench run --suite quick
   privbench run --scenario symmetric-pair --param m=6 --param p=0.7 --observation full \\
       --privacy mi --learner randomized-response --budget 0.1 --budget 0.3 --seeds 3 --out DIR
+  privbench run --scenario digits --param labeling=digit --observation useful --privacy map \
+      --distortion logloss --learner ppan-logloss-image --budget 0.1 --budget 0.4 --out DIR
 """
 
 
@@ -63,6 +65,12 @@ def add_what(what: Any) -> None:
     what.add_argument("--privacy", choices=PRIVACIES, default=None,
                       help="ad-hoc: privacy metric (default: map for binary-gmm, else mi)")
     what.add_argument("--family", default=None, help="ad-hoc: mechanism family of the bound (binary-gmm only)")
+    what.add_argument("--distortion", choices=DISTORTIONS, default=None,
+                      help="ad-hoc: a distortion other than the scenario's own: logloss = H(U | Z) in nats, the "
+                           "privacy funnel (finite scenarios: scored against a certified sandwich; image "
+                           "scenarios: the utility label's log-loss, measured from above by a fresh "
+                           "classifier's held-out cross-entropy, no optimum); a scenario that cannot state its "
+                           "task for it is refused")
     what.add_argument("--objective", choices=PRIVACIES, default=None,
                       help="ad-hoc: metric the learner trains for (default: --privacy if it serves it, "
                            "else its own)")
@@ -166,7 +174,7 @@ def chosen_suite(args: argparse.Namespace) -> Any:
     adhoc = {"--scenario": args.scenario, "--param": args.param, "--observation": args.observation,
              "--privacy": args.privacy, "--family": args.family, "--objective": args.objective,
              "--learner": args.learner, "--learner-param": args.learner_param, "--budget": args.budget,
-             "--n-train": args.n_train, "--n-eval": args.n_eval}
+             "--n-train": args.n_train, "--n-eval": args.n_eval, "--distortion": args.distortion}
     if args.suite:
         given = [k for k, v in adhoc.items() if v not in (None, [])]
         if given:
@@ -187,5 +195,6 @@ def chosen_suite(args: argparse.Namespace) -> Any:
         learner_params = unique_params("--learner-param", args.learner_param)
         return adhoc_suite(args.scenario, params, args.observation, args.privacy, args.family,
                            args.learner, learner_params, args.budget, reps=args.seeds or 1,
-                           n_train=args.n_train, n_eval=DEFAULT_N_EVAL if args.n_eval is None else args.n_eval, objective=args.objective)
+                           n_train=args.n_train, n_eval=DEFAULT_N_EVAL if args.n_eval is None else args.n_eval,
+                           objective=args.objective, distortion=args.distortion)
     raise InputError("privbench run needs --suite NAME or an ad-hoc --scenario (see 'privbench run --help')")

@@ -3,7 +3,8 @@
 One evaluator family per module: finite.py (exact channel, plug-in), mixture.py,
 gaussian.py (exact by mechanism type), gaussian_approx.py, ksg.py, attacker.py
 (post-hoc attacker), mismatch.py (the attacker-mismatch study), labelled.py
-(fresh classifiers for labelled data); evaluation.py holds the Evaluation record
+(fresh classifiers for labelled data; classifier.py the classifier), heldout_logloss.py
+(a continuous release's log-loss, bounded from above); evaluation.py holds the Evaluation record
 and shared checks, headline.py the choice of the scored number, dispatch.py the
 registry by scenario kind.  Code outside this package imports from here only.
 """
@@ -14,7 +15,9 @@ from .gaussian_approx import gaussian_approx_mi
 from .headline import credible, headline, spread
 from .ksg import ksg_mi
 from .verify import CONSISTENCY, inconsistency
-from .labelled import CLASSIFIER, FreshClassifier, row_distortion, utility_accuracies, utility_accuracy
+from .classifier import CLASSIFIER, FreshClassifier
+from .heldout_logloss import heldout_logloss
+from .labelled import row_distortion, utility_accuracies, utility_accuracy
 
 __all__ = ["BY_KIND", "CLASSIFIER", "CONSISTENCY", "inconsistency", "EVALUATOR_SETS", "Evaluation", "FreshClassifier", "evaluate",
-           "credible", "gaussian_approx_mi", "headline", "spread", "ksg_mi", "row_distortion", "utility_accuracies", "utility_accuracy"]
+           "credible", "heldout_logloss", "gaussian_approx_mi", "headline", "spread", "ksg_mi", "row_distortion", "utility_accuracies", "utility_accuracy"]

@@ -32,6 +32,9 @@ attacker-linear, -mlp- gaussian / binary-gmm, only lower-     the attacker-misma
 sample-distortion      any mechanism               estimate   mean d(U, Z) over fresh samples
 fresh-classifier       labelled scenarios (no      lower-     map, mi, utility accuracies of
                          known optimum)              bound      fresh MLPs (labelled.py)
+fresh-logloss          labelled ``logloss`` tasks  upper-     held-out cross-entropy of a fresh
+                         (images)                    bound      classifier of U: >= H(U | Z)
+                                                                (heldout_logloss.py)
 =====================  ==========================  =========  ===============================
 
 Mechanism types (``Mechanism.type_name``) choose the exact evaluators; the
@@ -131,8 +134,9 @@ def evaluate(mechanism: Any, scenario: Any, observation: str | None, privacy: st
         change the headline then (it takes the exact value); the runner turns
         them off to save time (the tests cross-check them against exact values).
     distortion : str, optional
-        Another distortion than the scenario's own: ``logloss`` (finite scenarios; the privacy
-        funnel's H(U | Z), :mod:`.logloss`).  The mechanism must be built for that task.
+        Another distortion than the scenario's own: ``logloss`` (the privacy funnel's H(U | Z);
+        finite scenarios: :mod:`.logloss`; images: the utility label's, bounded from above by
+        :mod:`.heldout_logloss`).  The mechanism must be built for that task.
 
     Returns
     -------
@@ -140,7 +144,8 @@ def evaluate(mechanism: Any, scenario: Any, observation: str | None, privacy: st
         Privacy evaluations first, then distortion evaluations.
     """
     if isinstance(scenario, Scenario) and not scenario.has_optimum:  # labelled data: fresh classifiers only
-        return evaluate_labelled_scenario(mechanism, scenario, observation, privacy, n_eval, seed, evaluators)
+        return evaluate_labelled_scenario(mechanism, scenario, observation, privacy, n_eval, seed, evaluators,
+                                          distortion)
     task, kind = check(mechanism, scenario, observation, privacy, n_eval, seed, distortion)
     if evaluators not in EVALUATOR_SETS:
         raise InputError(f"evaluators={evaluators!r} is unknown (allowed: None, "

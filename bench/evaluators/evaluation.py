@@ -19,7 +19,7 @@ from privbench.datasets.validate import check_int
 #: An exact evaluator of one mechanism type: (mechanism, scenario) -> (leakage evaluations, distortion ones).
 ExactEvaluator = Callable[[Any, Any], "tuple[list[Evaluation], list[Evaluation]]"]
 
-KINDS = ("exact", "lower-bound", "estimate")
+KINDS = ("exact", "lower-bound", "estimate", "upper-bound")
 METRICS = ("mi", "map", "chi2", "distortion", "utility")  # utility: labelled scenarios only
 N_BATCHES = 10
 MIN_N_EVAL = 200
@@ -39,7 +39,8 @@ class Evaluation:
         ``inf`` where the release determines S (exact or Gaussian-approx).
     evaluator : str
         See the module table.
-    kind : {"exact", "lower-bound", "estimate"}
+    kind : {"exact", "lower-bound", "estimate", "upper-bound"}
+        ``upper-bound``: the truth can be lower (a classifier's cross-entropy bounding H(U | Z)).
     stderr : float
         Statistical standard error (0.0 for exact).
     detail : dict

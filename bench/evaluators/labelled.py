@@ -36,7 +36,13 @@ metric         kind         value
 ``distortion`` estimate     sample distortion on the held-out rows: per-pixel
                             cross-entropy (mean over pixels; ``xent``) or the
                             squared error summed over the dimensions (``mse``).
+``distortion`` upper-bound  ``logloss`` tasks (images): ``fresh-logloss``, the
+                            held-out cross-entropy of a fresh classifier of the
+                            utility label (:mod:`.heldout_logloss`), >= H(U | Z).
 =============  ===========  =====================================================
+
+The distortion evaluator is chosen by the task's declared distortion
+(:data:`DISTORTION_EVALUATORS`).
 
 :func:`utility_accuracy` reads "utility accuracy of label X" back from a list of
 evaluations (or from a store row's ``evaluations`` JSON).
@@ -62,96 +68,12 @@ from privbench.datasets.errors import InputError
 
 from privbench.datasets.vocabulary import LABELLED_PRIVACIES
 
+from .classifier import CLASSIFIER, FreshClassifier
+from .heldout_logloss import heldout_logloss
 from .evaluation import Evaluation, check_counts, check_release, make_evaluation, mechanism_task
 
-CLASSIFIER = {"hidden": 128, "batch_size": 128, "lr": 1e-3, "max_epochs": 40, "patience": 3,
-              "val_fraction": 0.15}
 PREVIEW_ROWS = 8
 EVALUATOR = "fresh-classifier"
-
-
-class FreshClassifier:
-    """A seeded one-hidden-layer MLP with one softmax head per label (see :data:`CLASSIFIER`).
-
-    Parameters
-    ----------
-    n_classes : dict of str -> int
-        The labels to predict and their alphabet sizes.
-    seed : int
-        Seeds the initialisation, the validation split and the batch order.
-    """
-
-    def __init__(self, n_classes: dict[str, int], seed: int, **config: Any) -> None:
-        self.n_classes = dict(n_classes)
-        self.seed = int(seed)
-        self.config = {**CLASSIFIER, **config}
-
-    def fit(self, x: np.ndarray, labels: dict[str, np.ndarray]) -> "FreshClassifier":
-        """Train on features ``x`` (n, d) and int labels (n,) per head."""
-        import torch
-        from torch import nn
-
-        from privbench.learners.nn import generator, init_module, torch_threads
-
-        cfg = self.config
-        x = np.asarray(x, dtype=float).reshape(len(x), -1)
-        n = len(x)
-        rng = np.random.default_rng(self.seed)
-        perm = rng.permutation(n)
-        n_val = max(1, int(round(cfg["val_fraction"] * n)))
-        val, fit = perm[:n_val], perm[n_val:]
-        mu, sd = x[fit].mean(axis=0), x[fit].std(axis=0)
-        self.mean_, self.scale_ = mu, np.where(sd > 1e-6, sd, 1.0)
-        names = list(self.n_classes)
-        with torch_threads(1):
-            g = generator(self.seed)
-            trunk = nn.Sequential(nn.Linear(x.shape[1], cfg["hidden"]), nn.ReLU())
-            heads = nn.ModuleDict({k: nn.Linear(cfg["hidden"], self.n_classes[k]) for k in names})
-            net = init_module(nn.ModuleDict({"trunk": trunk, "heads": heads}), g)
-            X = torch.as_tensor(self._features(x), dtype=torch.float32)
-            Y = {k: torch.as_tensor(np.asarray(labels[k], dtype=np.int64)) for k in names}
-            opt = torch.optim.Adam(net.parameters(), lr=cfg["lr"])
-            fit_t, val_t = torch.as_tensor(fit), torch.as_tensor(val)
-
-            def loss(idx: Any) -> Any:
-                h = net["trunk"](X[idx])
-                return sum(nn.functional.cross_entropy(net["heads"][k](h), Y[k][idx]) for k in names)
-
-            best, best_state, since, epochs = math.inf, None, 0, 0
-            for epoch in range(cfg["max_epochs"]):
-                order = fit_t[torch.randperm(len(fit_t), generator=g)]
-                for a in range(0, len(order), cfg["batch_size"]):
-                    opt.zero_grad()
-                    loss(order[a:a + cfg["batch_size"]]).backward()
-                    opt.step()
-                epochs = epoch + 1
-                with torch.no_grad():
-                    v = float(loss(val_t))
-                if v < best - 1e-4:
-                    best, since = v, 0
-                    best_state = {k: t.detach().clone() for k, t in net.state_dict().items()}
-                else:
-                    since += 1
-                    if since >= cfg["patience"]:
-                        break
-            if best_state is not None:
-                net.load_state_dict(best_state)
-        self.net_, self.epochs_, self.val_loss_ = net, epochs, best
-        return self
-
-    def _features(self, x: np.ndarray) -> np.ndarray:
-        return (np.asarray(x, dtype=float).reshape(len(x), -1) - self.mean_) / self.scale_
-
-    def log_proba(self, x: np.ndarray) -> dict[str, np.ndarray]:
-        """log Q(label | x) per head, each of shape (n, n_classes)."""
-        import torch
-
-        from privbench.learners.nn import torch_threads
-
-        with torch_threads(1), torch.no_grad():
-            h = self.net_["trunk"](torch.as_tensor(self._features(x), dtype=torch.float32))
-            return {k: torch.log_softmax(self.net_["heads"][k](h), dim=1).double().numpy()
-                    for k in self.n_classes}
 
 
 def _sorted(draw: Any) -> Any:
@@ -162,7 +84,9 @@ def _sorted(draw: Any) -> Any:
     from privbench.datasets.samples import Samples
 
     o = np.argsort(draw.rows, kind="stable")
-    return Draw(Samples(draw.samples.s[o], draw.samples.u[o]), {k: v[o] for k, v in draw.labels.items()},
+    util = draw.samples.utility
+    return Draw(Samples(draw.samples.s[o], draw.samples.u[o], None if util is None else util[o]),
+                {k: v[o] for k, v in draw.labels.items()},
                 draw.n_classes, draw.rows[o])
 
 
@@ -246,11 +170,29 @@ def evaluate_labelled(mech: Any, sc: Any, task: Any, n_eval: int, seed: int) -> 
                    majority={k: float(np.bincount(test.labels[k]).max() / n_te) for k in accs},
                    **sizes, epochs=util.epochs_,
                    note="held-out accuracy of fresh classifiers (one shared hidden layer) for every derived label"))
-    d = row_distortion(task, test.samples.u, z_te)
-    out.append(make_evaluation("distortion", float(d.mean()), "sample-distortion", "estimate",
-                   float(d.std(ddof=1) / math.sqrt(d.size)), n=int(d.size), distortion=task.distortion,
-                   rows="held-out"))
+    c_dist = int(np.random.SeedSequence([int(seed), 3]).generate_state(1)[0])
+    out.append(DISTORTION_EVALUATORS[task.distortion](task, train, test, z_tr, z_te, c_dist))
     return out
+
+
+def sample_row_distortion(task: Any, train: Any, test: Any, z_tr: np.ndarray, z_te: np.ndarray,
+                          seed: int) -> Evaluation:
+    """``sample-distortion``: the mean :func:`row_distortion` of the held-out rows (xent, mse)."""
+    d = row_distortion(task, test.samples.u, z_te)
+    return make_evaluation("distortion", float(d.mean()), "sample-distortion", "estimate",
+                           float(d.std(ddof=1) / math.sqrt(d.size)), n=int(d.size), distortion=task.distortion,
+                           rows="held-out")
+
+
+def logloss_upper_bound(task: Any, train: Any, test: Any, z_tr: np.ndarray, z_te: np.ndarray,
+                        seed: int) -> Evaluation:
+    """``fresh-logloss`` (:mod:`.heldout_logloss`): the utility label's held-out cross-entropy, >= H(U | Z)."""
+    return heldout_logloss(z_tr, train.samples.utility, z_te, test.samples.utility, int(task.n_u), seed,
+                           distortion=task.distortion, rows="held-out")
+
+
+#: task.distortion -> the evaluator of a labelled release's distortion (by the task's declared distortion).
+DISTORTION_EVALUATORS = {"xent": sample_row_distortion, "mse": sample_row_distortion, "logloss": logloss_upper_bound}
 
 
 def _heldout_rows(sc: Any, dataset_rows: np.ndarray) -> list[int]:
@@ -307,9 +249,11 @@ def utility_accuracy(evaluations: Any, label: str | None = None) -> float:
 
 
 def evaluate_labelled_scenario(mech: Any, sc: Any, observation: str | None, privacy: str, n_eval: Any, seed: Any,
-              evaluators: str | None) -> list[Evaluation]:
+              evaluators: str | None, distortion: str | None = None) -> list[Evaluation]:
     """Scenarios with no known optimum (``privbench.datasets.labelled``): the fresh-classifier
-    evaluators of this module (map, mi, utility, distortion), after checking the arguments."""
+    evaluators of this module (map, mi, utility, distortion), after checking the arguments.
+    ``distortion`` (None: the scenario's own) another one its task can be stated for (images:
+    ``logloss``, scored by :func:`logloss_upper_bound`)."""
     if privacy not in LABELLED_PRIVACIES:
         raise InputError(f"privacy={privacy!r} has no evaluator for {sc.name} (allowed: "
                          f"{', '.join(LABELLED_PRIVACIES)})")
@@ -317,5 +261,5 @@ def evaluate_labelled_scenario(mech: Any, sc: Any, observation: str | None, priv
     if evaluators is not None:
         raise InputError(f"evaluators={evaluators!r} is not available for {sc.name} (only the standard "
                          "fresh-classifier evaluators)")
-    want = mechanism_task(mech, lambda obs: sc.task_for(obs, privacy), sc.id, observation, privacy)
+    want = mechanism_task(mech, lambda obs: sc.task(obs, privacy, distortion), sc.id, observation, privacy)
     return evaluate_labelled(mech, sc, want, int(n_eval), int(seed))

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..scores import aggregate
 from .ranking import ENTRY, ci_text, flag_marks
-from .style import BOUND_MARK, KIND_MARK, negative_mark
+from .style import BOUND_MARK, DISTORTION_MARK, KIND_MARK, negative_mark
 
 
 def point_frame(scored: pd.DataFrame) -> pd.DataFrame:
@@ -18,6 +18,7 @@ def point_frame(scored: pd.DataFrame) -> pd.DataFrame:
     for key, g in scored.groupby(ENTRY + ["budget"], sort=True):
         row = {**dict(zip(ENTRY + ["budget"], key)), "panel": g["panel"].iloc[0], "n": len(g),
                "trust": str(g["leakage_kind"].iloc[0]), "bound": str(g["bound_kind"].iloc[0]),
+               "distortion_trust": str(g["distortion_kind"].iloc[0]) if "distortion_kind" in g else "",
                "optimum_at_budget": float(g["optimum_at_budget"].astype(float).mean()),
                "over_budget": int(g["over_budget"].sum()),
                "below_bound": int(g["below_bound"].fillna(False).astype(bool).sum()), "flags": flag_marks(g)}
@@ -47,7 +48,8 @@ def points_table(pts: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, r in pts.iterrows():
         rows.append({"learner": r["learner"], "n_train": int(r["n_train"]), "budget": r["budget"], "seeds": r["n"],
-                     "distortion": pm_text(r, "distortion"), "leakage": pm_text(r, "leakage")
+                     "distortion": pm_text(r, "distortion") + DISTORTION_MARK.get(r.get("distortion_trust"), ""),
+                     "leakage": pm_text(r, "leakage")
                      + KIND_MARK.get(r["trust"], ""), "optimum at budget": f"{r['optimum_at_budget']:.4g}"
                      + BOUND_MARK.get(r["bound"], ""),
                      "strict gap": pm_text(r, "strict_gap") + negative_mark(r["strict_gap"], r["trust"]),

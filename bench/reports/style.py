@@ -17,6 +17,9 @@ KIND_MARKER: dict[str, tuple[str, bool, str]] = {
 }
 #: leakage_kind -> the short mark tables and the heatmap put beside a number.
 KIND_MARK = {"exact": "", "lower-bound": "≥", "estimate": "~"}
+#: distortion_kind -> the mark beside a distortion number that is a bound (the log-loss of a continuous
+#: release: a fresh classifier's held-out cross-entropy, an upper bound on H(U | Z)).
+DISTORTION_MARK = {"upper-bound": "≤"}
 #: bound_kind -> the mark of a number scored against less than the optimum over all mechanisms.
 BOUND_MARK = {"exact": "", "family": "†", "certified": "‡", "none": ""}
 
@@ -43,7 +46,8 @@ PRIVACY_LABEL = {"mi": "leakage I(S;Z) [nats]", "map": "leakage: MAP adversary a
                  "chi2": "leakage: χ²-information χ²(S;Z)"}
 PRIVACY_UNIT = {"mi": "nats", "map": "probability", "chi2": "χ²"}
 DISTORTION_LABEL = {"hamming": "distortion Pr[U≠Z]", "matrix": "distortion E[d(U,Z)]",
-                    "mse": "distortion E‖U−Z‖²", "xent": "distortion: per-pixel cross-entropy [nats]"}
+                    "mse": "distortion E‖U−Z‖²", "xent": "distortion: per-pixel cross-entropy [nats]",
+                    "logloss": "distortion: log-loss H(U|Z) [nats]"}
 
 # Okabe-Ito without its yellow and black (invisible on white; black is the optimum), plus Tol's indigo,
 # wine, teal and olive: ten colours that stay apart for colour-blind readers too.
@@ -66,11 +70,15 @@ def distortion_label(first: pd.Series) -> str:
     from privbench.datasets import make_scenario
     from privbench.datasets.errors import InputError
 
+    bound = ", an upper bound (≤)" if str(first.get("distortion_kind")) == "upper-bound" else ""
+    other = first.get("distortion_name")
+    if isinstance(other, str) and other:  # a case run under another distortion than the scenario's own
+        return DISTORTION_LABEL.get(other, f"distortion ({other})") + bound
     try:
         sc = make_scenario(first["scenario"], json.loads(first["params"]))
         obs = first.get("observation")
         task = sc.task(obs if isinstance(obs, str) and obs else "useful", str(first["privacy"]))
-        return DISTORTION_LABEL.get(task.distortion, f"distortion ({task.distortion})")
+        return DISTORTION_LABEL.get(task.distortion, f"distortion ({task.distortion})") + bound
     except (InputError, TypeError, ValueError, KeyError, NotImplementedError):
         return "distortion"
 
@@ -82,6 +90,8 @@ def privacy_label(privacy: Any) -> str:
 def legend_rows() -> pd.DataFrame:
     """The legend of every mark a report uses, as a table (mark, meaning)."""
     rows = [(KIND_MARK[k] or "(none)", f"number is {v[2]}") for k, v in KIND_MARKER.items()]
+    rows.append((DISTORTION_MARK["upper-bound"], "distortion is an upper bound (a fresh classifier's held-out "
+                                                 "cross-entropy of U: the true H(U | Z) can be lower)"))
     rows += [("†", "scored against a family bound (best of a mechanism family), not the optimum over all "
                    "mechanisms"),
              ("‡", "scored against the achievable end of a certified sandwich of the optimum")]

@@ -13,8 +13,12 @@ POINT = GROUP + ["learner", "budget", "n_train"]  # a learned point (compare.py 
 
 def no_optimum_table(df: pd.DataFrame) -> pd.DataFrame:
     """Learned points of scenarios with no known optimum: mean leakage, distortion and the
-    held-out accuracy of every utility label (``utility X`` columns) per learner and budget."""
+    held-out accuracy of every utility label (``utility X`` columns) per learner and budget.
+    Where a distortion is not an estimate (the log-loss of an image release: a fresh classifier's
+    held-out cross-entropy, an upper bound) the ``distortion is`` column says so, and the
+    ``S accuracy`` column gives the fresh classifier's accuracy for S where the leakage is MI."""
     from ..evaluators import utility_accuracies
+    from .sections.trust import kind_words
 
     ok = df[(df["status"] == "ok") & (df["bound_kind"].astype(str) == "none")].copy()
     if ok.empty:
@@ -23,10 +27,27 @@ def no_optimum_table(df: pd.DataFrame) -> pd.DataFrame:
     acc.columns = [f"utility {c}" for c in acc.columns]
     ok = pd.concat([ok, acc], axis=1)
     keys = ["scenario_id", "observation", "privacy", "learner", "budget"]
-    cols = ["leakage", "distortion", "overshoot"] + list(acc.columns)
+    bounded = "distortion_kind" in ok and (ok["distortion_kind"].astype(str) == "upper-bound").any()
+    if bounded:
+        ok["S accuracy"] = [metric_value(e, "map") for e in ok["evaluations"]]
+    cols = ["leakage", "distortion", "overshoot"] + (["S accuracy"] if bounded else []) + list(acc.columns)
     out = ok.groupby(keys, dropna=False)[cols].mean().reset_index()
     out.insert(len(keys), "seeds", ok.groupby(keys, dropna=False).size().to_numpy())
+    if bounded:
+        words = ok.groupby(keys, dropna=False)["distortion_kind"].first().map(kind_words).to_numpy()
+        out.insert(out.columns.get_loc("distortion") + 1, "distortion is", words)
     return out.sort_values(keys).reset_index(drop=True)
+
+
+def metric_value(evaluations: object, metric: str) -> float:
+    """The first evaluation of ``metric`` in a stored row's ``evaluations`` JSON (NaN where none)."""
+    import json
+
+    evs = json.loads(evaluations) if isinstance(evaluations, str) else list(evaluations or [])  # type: ignore[arg-type]
+    for e in evs:
+        if e["metric"] == metric:
+            return float(e["value"])
+    return float("nan")
 
 
 def flags_table(df: pd.DataFrame) -> pd.DataFrame:

@@ -68,14 +68,21 @@ def make_case(suite: str, experiment: str, scenario: str, params: dict[str, Any]
 
 def case_distortion(sc: Any, distortion: Any, protocol: Any) -> str | None:
     """None for no distortion or the scenario's own, else the validated other one (InputError otherwise:
-    an unknown name, a scenario without a known optimum, or a non-standard protocol)."""
+    an unknown name, one the scenario cannot state its task for, or a non-standard protocol).
+    A scenario without a known optimum declares its others itself (``other_distortion``: images'
+    ``logloss``)."""
     if distortion is None or distortion == getattr(sc, "distortion_name", None):
         return None
     if not sc.has_optimum:
-        raise InputError(f"distortion={distortion!r} is not available for {sc.name} (it has no known optimum; "
-                         f"allowed: its own, {getattr(sc, 'distortion_name', '?')})")
+        own = getattr(sc, "other_distortion", None)
+        if own is None:
+            raise InputError(f"distortion={distortion!r} is not available for {sc.name} (it has no known optimum; "
+                             f"allowed: its own, {getattr(sc, 'distortion_name', '?')})")
+        distortion = own(distortion)
     if protocol is not None:
         raise InputError(f"distortion={distortion!r} applies to the standard protocol only, not protocol={protocol!r}")
+    if not sc.has_optimum:
+        return distortion
     from privbench.theory.optimum import other_distortion
 
     return other_distortion(sc, str(distortion))

@@ -61,8 +61,9 @@ class ImageData:
         return self.images.reshape(len(self), -1)
 
     def samples(self) -> Samples:
-        """The learner's training data: ``Samples(s, u)`` with u = :attr:`flat`."""
-        return Samples(self.s.copy(), self.flat.copy())
+        """The learner's training data: ``Samples(s, u, utility)`` with u = :attr:`flat` and the utility label
+        (used by ``logloss`` tasks only)."""
+        return Samples(self.s.copy(), self.flat.copy(), self.utility.copy())
 
     def task(self, observation: str = "useful", privacy: str = "mi", distortion: str = "xent") -> Task:
         """An ``image`` Task for these images (per-pixel cross-entropy by default)."""

@@ -145,3 +145,31 @@ def test_hypothesis_testing_observation_structure():
         assert abs(sp[s == label].mean() - mean) < 0.05 and abs(sp[s == label].std() - 1.0) < 0.05
     # another matrix seed, another matrix
     assert not np.allclose(HypothesisTesting("correlated", 8).matrix(), a)
+
+
+def test_image_logloss_task_carries_the_utility_label() -> None:
+    """Images under ``logloss``: W is still the image, U's label rides in Samples.utility (n_u classes)."""
+    from privbench.datasets import InputError, Samples, Task, make_scenario
+
+    for labeling, n_s, label in (("digit", 10, "circle"), ("ge5-parity", 2, "parity")):
+        sc = make_scenario("digits", {"labeling": labeling})
+        task = sc.task("full", "mi", "logloss")
+        assert (task.kind, task.distortion, task.n_s, task.n_u, task.d_u) == ("image", "logloss", n_s, 2, 64)
+        draw = sc.draw("train", 200, np.random.default_rng(0))
+        checked = task.check_samples(draw.samples)
+        assert np.array_equal(checked.utility, draw.labels[label])
+        assert task.observe(checked).shape == (200, 65)  # [S, image]
+        with pytest.raises(InputError, match="utility"):
+            task.check_samples(Samples(draw.samples.s, draw.samples.u))
+        assert sc.task("useful", "mi").distortion == "xent"
+        assert task.check_samples(draw.samples).utility is not None
+        assert sc.task("useful", "mi").check_samples(draw.samples).utility is None
+    with pytest.raises(InputError, match="n_u"):
+        Task("image", "useful", "mi", "logloss", n_s=2, d_u=4)
+    with pytest.raises(InputError, match="outside the alphabet"):
+        Task("image", "useful", "mi", "logloss", n_s=2, n_u=2, d_u=1).check_samples(
+            Samples(np.array([0, 1]), np.array([[0.1], [0.2]]), np.array([0, 2])))
+    with pytest.raises(InputError, match="allowed: mse"):
+        make_scenario("hypothesis-testing", {}).task("useful", "mi", "logloss")
+    with pytest.raises(InputError, match="allowed: xent, logloss"):
+        make_scenario("digits", {}).task("useful", "mi", "hamming")

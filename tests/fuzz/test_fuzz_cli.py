@@ -104,7 +104,7 @@ BAD_COUNTS = st.one_of(st.sampled_from(["", "abc", "nan", "inf", "1e20", "1e309"
 def run_args(draw):
     """``privbench run`` (ad hoc) with one bad option value; the rest is a valid, fast run."""
     flag = draw(st.sampled_from([*COUNT_FLAGS, "--family", "--learner-param", "--timeout", "--budget", "--param",
-                                 "--objective", "--scheduler", "--learner", "--csv"]))
+                                 "--objective", "--scheduler", "--learner", "--csv", "--distortion"]))
     if flag in COUNT_FLAGS:
         value = draw(BAD_COUNTS)
         if flag == "--jobs" and value == "1000000000":
@@ -135,6 +135,9 @@ def run_args(draw):
         value = draw(st.sampled_from([":", ":X", "../x:X", "os:path", "nosuch", "", "a:b:c", "builtins:int",
                                       "privbench.learners.base:Mechanism", "json:nosuch"]))
         return base(learner=value), ["learner"]
+    if flag == "--distortion":  # unknown, another case, one without a provider, or one the learner refuses
+        return base() + [f"--distortion={draw(st.sampled_from(['', 'nosuch', 'LOGLOSS', 'mse', 'xent', 'logloss']))}"], \
+            ["distortion"]
     return base() + ["--csv", draw(st.sampled_from([".", "out", "/"]))], ["csv", "CSV"]
 
 

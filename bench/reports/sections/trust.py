@@ -20,7 +20,7 @@ from ..style import NEGATIVE_MARK
 EVALUATOR = "evaluator"
 LEAKAGE_IS = "leakage is"
 #: leakage_kind -> the words a table shows in its "leakage is" column.
-KIND_WORDS = {"exact": "exact", "lower-bound": "lower bound", "estimate": "estimate"}
+KIND_WORDS = {"exact": "exact", "lower-bound": "lower bound", "estimate": "estimate", "upper-bound": "upper bound"}
 
 
 def kind_words(kind: Any) -> str:

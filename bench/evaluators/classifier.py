@@ -1,0 +1,103 @@
+"""The bench's fresh classifier: a seeded MLP trained from scratch on releases, early-stopped on
+held-out rows (the labelled-data evaluators, the two-user protocol, the log-loss upper bound).
+
+Classifier (:data:`CLASSIFIER`): inputs standardised with the fitting rows' mean
+and standard deviation; one hidden layer of 128 ReLU units and one softmax head
+per label; Adam (lr 1e-3), mini-batches of 128; 15% of the training releases held
+back for early stopping (best summed validation cross-entropy, patience 3 epochs,
+at most 40 epochs); float32, seeded init and batch order, one torch thread.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+CLASSIFIER = {"hidden": 128, "batch_size": 128, "lr": 1e-3, "max_epochs": 40, "patience": 3,
+              "val_fraction": 0.15}
+
+
+class FreshClassifier:
+    """A seeded one-hidden-layer MLP with one softmax head per label (see :data:`CLASSIFIER`).
+
+    Parameters
+    ----------
+    n_classes : dict of str -> int
+        The labels to predict and their alphabet sizes.
+    seed : int
+        Seeds the initialisation, the validation split and the batch order.
+    """
+
+    def __init__(self, n_classes: dict[str, int], seed: int, **config: Any) -> None:
+        self.n_classes = dict(n_classes)
+        self.seed = int(seed)
+        self.config = {**CLASSIFIER, **config}
+
+    def fit(self, x: np.ndarray, labels: dict[str, np.ndarray]) -> "FreshClassifier":
+        """Train on features ``x`` (n, d) and int labels (n,) per head."""
+        import torch
+        from torch import nn
+
+        from privbench.learners.nn import generator, init_module, torch_threads
+
+        cfg = self.config
+        x = np.asarray(x, dtype=float).reshape(len(x), -1)
+        n = len(x)
+        rng = np.random.default_rng(self.seed)
+        perm = rng.permutation(n)
+        n_val = max(1, int(round(cfg["val_fraction"] * n)))
+        val, fit = perm[:n_val], perm[n_val:]
+        mu, sd = x[fit].mean(axis=0), x[fit].std(axis=0)
+        self.mean_, self.scale_ = mu, np.where(sd > 1e-6, sd, 1.0)
+        names = list(self.n_classes)
+        with torch_threads(1):
+            g = generator(self.seed)
+            trunk = nn.Sequential(nn.Linear(x.shape[1], cfg["hidden"]), nn.ReLU())
+            heads = nn.ModuleDict({k: nn.Linear(cfg["hidden"], self.n_classes[k]) for k in names})
+            net = init_module(nn.ModuleDict({"trunk": trunk, "heads": heads}), g)
+            X = torch.as_tensor(self._features(x), dtype=torch.float32)
+            Y = {k: torch.as_tensor(np.asarray(labels[k], dtype=np.int64)) for k in names}
+            opt = torch.optim.Adam(net.parameters(), lr=cfg["lr"])
+            fit_t, val_t = torch.as_tensor(fit), torch.as_tensor(val)
+
+            def loss(idx: Any) -> Any:
+                h = net["trunk"](X[idx])
+                return sum(nn.functional.cross_entropy(net["heads"][k](h), Y[k][idx]) for k in names)
+
+            best, best_state, since, epochs = math.inf, None, 0, 0
+            for epoch in range(cfg["max_epochs"]):
+                order = fit_t[torch.randperm(len(fit_t), generator=g)]
+                for a in range(0, len(order), cfg["batch_size"]):
+                    opt.zero_grad()
+                    loss(order[a:a + cfg["batch_size"]]).backward()
+                    opt.step()
+                epochs = epoch + 1
+                with torch.no_grad():
+                    v = float(loss(val_t))
+                if v < best - 1e-4:
+                    best, since = v, 0
+                    best_state = {k: t.detach().clone() for k, t in net.state_dict().items()}
+                else:
+                    since += 1
+                    if since >= cfg["patience"]:
+                        break
+            if best_state is not None:
+                net.load_state_dict(best_state)
+        self.net_, self.epochs_, self.val_loss_ = net, epochs, best
+        return self
+
+    def _features(self, x: np.ndarray) -> np.ndarray:
+        return (np.asarray(x, dtype=float).reshape(len(x), -1) - self.mean_) / self.scale_
+
+    def log_proba(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        """log Q(label | x) per head, each of shape (n, n_classes)."""
+        import torch
+
+        from privbench.learners.nn import torch_threads
+
+        with torch_threads(1), torch.no_grad():
+            h = self.net_["trunk"](torch.as_tensor(self._features(x), dtype=torch.float32))
+            return {k: torch.log_softmax(self.net_["heads"][k](h), dim=1).double().numpy()
+                    for k in self.n_classes}
