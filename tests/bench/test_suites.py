@@ -84,9 +84,12 @@ def test_grid_expansion():
 
 def test_quick_suite_touches_every_scenario_family_and_every_learner():
     suite = load_suite("quick")
-    # the quick suite scores gaps: scenarios with no known optimum (labelled data) are out of it
+    # the quick suite scores gaps: scenarios with no known optimum (labelled data) are out of it, and so
+    # is gmm-k, whose optimum is a certified sandwich solved per budget and per achieved distortion
+    # (seconds to minutes each: tests/theory/test_gmm_k_provider.py and the README's ad-hoc run cover it)
+    solved_per_budget = {"gmm-k"}
     assert {c.scenario for c in suite.cases} == {n for n, cls in SCENARIOS.items()
-                                                 if getattr(cls, "has_optimum", True)}
+                                                 if getattr(cls, "has_optimum", True)} - solved_per_budget
     # image learners have no scenario with an optimum: they are out of the quick suite
     ours = {n for n, cls in available().items() if cls.__module__.startswith("privbench.")
             and set(cls.declared().kinds) & {"finite", "gaussian", "mixture"}}
