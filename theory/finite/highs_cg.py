@@ -34,6 +34,7 @@ __all__ = ["MapColumnGeneration"]
 
 _PRICE_TOL = 1e-11
 _MAX_ROUNDS = 500
+PER_ROW = 0  # entries added per row and round (0: every entry with a negative reduced cost)
 
 
 @contextmanager
@@ -134,11 +135,16 @@ class MapColumnGeneration:
             y, mu, lam = self._duals()
             reduced = np.asarray(data.g_s.T @ mu) + lam * data.cost - y[:, None]
             reduced[self.active] = np.inf
-            best = reduced.argmin(axis=1)
-            rows = np.flatnonzero(reduced[np.arange(n_w), best] < -_PRICE_TOL)
-            if rows.size == 0:
+            neg = reduced < -_PRICE_TOL
+            if not neg.any():
                 break
-            self._add(rows, best[rows])
+            if PER_ROW > 0:
+                part = np.argpartition(reduced, min(PER_ROW, n_z - 1), axis=1)[:, :PER_ROW]
+                take = np.zeros_like(neg)
+                np.put_along_axis(take, part, True, axis=1)
+                neg &= take
+            w_new, z_new = np.nonzero(neg)
+            self._add(w_new, z_new)
         x = np.asarray(h.getSolution().col_value)[n_z:]
         channel = np.zeros((n_w, n_z))
         channel[self.col_w, self.col_z] = np.clip(x, 0.0, None)

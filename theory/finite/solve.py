@@ -35,9 +35,10 @@ from ..base import PRIVACIES, Optimum, check_budget, check_budgets
 from ..measures import PRIVACY_MEASURES, observation_kernel
 from ..registry import Provider, register
 from .data import FiniteData, finite_data
+from .active_set import ActiveSetSolver
 from .highs_cg import MapColumnGeneration
 from .highs_lp import MapLP
-from .mirror import solve_smooth
+from .mirror import SmoothResult, solve_smooth, support_mask
 from .program import solve_conic
 from .size import check_program_size, estimate_bytes, memory_limit
 
@@ -46,6 +47,10 @@ __all__ = ["GAP_TOL", "SOLVERS", "FiniteProgram", "finite_curve", "solve_finite"
 GAP_TOL = 1e-7
 MAX_ITER = 20_000  # first-order steps before the solver gives up certifying (then cvxpy) ...
 MAX_WORK = 4e8  # ... and at most this many channel-entry updates (n_w n_z per step), at least 200 steps
+FULL_SUPPORT = 2_000  # programs with at most this many entries: the interior point on all of them
+WARMUP = 30  # mirror-descent steps that guess the support of larger ones ...
+SEED_TOL = 1e-3  # ... the entries above this / n_z
+POLISH = 200  # mirror-descent steps from the interior point's solution
 SOLVERS = ("auto", "cvxpy")
 _KIND = {"mi": "exponential cone", "chi2": "second-order cone", "map": "linear program"}
 
@@ -56,11 +61,17 @@ class _Model:
     def __init__(self, data: FiniteData) -> None:
         self.data = data
         self.lp: MapColumnGeneration | None = None
+        self.active: dict[str, ActiveSetSolver] = {}
 
     def map_lp(self) -> MapColumnGeneration:
         if self.lp is None:
             self.lp = MapColumnGeneration(self.data)
         return self.lp
+
+    def active_set(self, privacy: str) -> ActiveSetSolver:
+        if privacy not in self.active:
+            self.active[privacy] = ActiveSetSolver(self.data, privacy)
+        return self.active[privacy]
 
 
 @lru_cache(maxsize=16)
@@ -126,10 +137,40 @@ def _solve_fast(model: _Model, budget: float, privacy: str, warm: np.ndarray | N
             r = MapLP(model.data).solve(budget)
         return r.channel, {"solver": "HiGHS", "highs_objective": r.solver_primal, "rounds": r.iterations,
                            "multiplier": r.multiplier, "dual": r.bound}
-    steps = int(min(MAX_ITER, max(200, MAX_WORK / model.data.cost.size)))
-    s = solve_smooth(model.data, budget, privacy, warm, tol=GAP_TOL, max_iter=steps)
-    return s.channel, {"solver": "mirror descent", "iterations": s.iterations, "multiplier": s.multiplier,
-                       "dual": s.bound}
+    return _solve_smooth_program(model, budget, privacy, warm)
+
+
+def _certified(s: SmoothResult) -> bool:
+    return s.value - s.bound <= GAP_TOL * max(1.0, abs(s.value))
+
+
+def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.ndarray | None
+                          ) -> tuple[np.ndarray, dict[str, Any]]:
+    """mi, chi2: the restricted interior-point program on a support guessed by a short mirror
+    descent (all entries for small programs), polished by mirror descent from its solution,
+    then mirror descent alone where that does not certify."""
+    data = model.data
+    steps = int(min(MAX_ITER, max(200, MAX_WORK / data.cost.size)))
+    if data.cost.size <= FULL_SUPPORT:
+        seed = np.ones(data.shape, dtype=bool)
+    else:  # a short mirror descent from the neighbouring budget's channel (or uniform) guesses the support
+        first = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=WARMUP, check_every=WARMUP + 1)
+        if first.value <= GAP_TOL:  # perfect privacy reached: both leakages are >= 0
+            return first.channel, {"solver": "mirror descent (zero leakage)", "iterations": first.iterations,
+                                   "multiplier": first.multiplier, "dual": 0.0}
+        seed = first.channel > SEED_TOL / data.shape[1]
+        if warm is not None:
+            seed |= warm > SEED_TOL / data.shape[1]
+    s = model.active_set(privacy).solve(budget, GAP_TOL, support_mask(data, budget), seed)
+    solver, it = "interior point on a support", {"rounds": s.iterations}
+    if s.channel.size and not _certified(s):
+        polish = solve_smooth(data, budget, privacy, s.channel, tol=GAP_TOL, max_iter=POLISH, mix=1e-12)
+        s = polish if polish.value - polish.bound < s.value - s.bound else s
+        solver, it = solver + ", mirror descent polish", {**it, "iterations": polish.iterations}
+    if not s.channel.size or not _certified(s):
+        s = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=steps)
+        solver, it = "mirror descent", {"iterations": s.iterations}
+    return s.channel, {"solver": solver, **it, "multiplier": s.multiplier, "dual": s.bound}
 
 
 def _finish(model: _Model, live_channel: np.ndarray, cert: dict[str, Any], budget: float, privacy: str,
