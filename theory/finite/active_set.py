@@ -12,8 +12,9 @@ program restricted to them as a conic program with Clarabel called directly
 ``chi2``: |P(.,z) / sqrt(P(S))|^2 <= t_z P(z)), and prices every left-out
 entry with the tangent of the leakage at the restricted optimum: the
 certificate :func:`~.certificate.linearised_bound` over all n_w n_z entries
-(recomputed from the returned channel, not trusted from Clarabel) is the
-pricing. Entries whose score undercuts their row's minimum are added and the
+(recomputed from the returned channel, not trusted from Clarabel; at least 0,
+since both leakages are) with the restricted program's budget multiplier is
+the pricing. Entries whose score undercuts their row's minimum are added and the
 restricted program solved again; the support only grows, so the value only
 falls.
 
@@ -32,8 +33,9 @@ import scipy.sparse as sp
 
 from .certificate import linearised_bound
 from .data import FiniteData
-from .leakage import SMOOTH_LEAKAGES
+from .leakage import MINORANT_SLOPES, SMOOTH_LEAKAGES
 from .mirror import SmoothResult, fill_unused
+from .unused import best_unused_q
 
 __all__ = ["ActiveSetSolver"]
 
@@ -41,6 +43,7 @@ _TOL = 1e-12
 _MAX_ROUNDS = 12
 _CLEAN = 1e-9
 _SHRINK = 1e-6
+_MAX_REFIT = 64  # unused releases whose q is refitted by a conic program, per certificate
 
 
 _RETRIES = ({}, {"equilibrate_enable": False}, {"max_step_fraction": 0.9})  # settings tried in turn
@@ -151,8 +154,10 @@ def _chi2_cones(p_s: np.ndarray, lay: _Layout, present: np.ndarray) -> tuple[sp.
     return mat, np.zeros(dim * n_z), [clarabel.SecondOrderConeT(dim)] * n_z
 
 
-def _restricted(data: FiniteData, mask: np.ndarray, budget: float, privacy: str) -> np.ndarray | None:
-    """The restricted program's optimal channel (zeros off ``mask``), or None if Clarabel fails."""
+def _restricted(data: FiniteData, mask: np.ndarray, budget: float, privacy: str
+                ) -> tuple[np.ndarray, float] | None:
+    """The restricted program's optimal channel (zeros off ``mask``) and the budget's multiplier
+    (Clarabel's dual), or None if Clarabel fails."""
     n_s, n_z = data.g_s.shape[0], data.shape[1]
     w, z = np.nonzero(mask)
     present = np.flatnonzero(np.asarray(data.g_s @ mask.astype(float)).ravel() > 0)
@@ -176,7 +181,8 @@ def _restricted(data: FiniteData, mask: np.ndarray, budget: float, privacy: str)
     sums = channel.sum(axis=1, keepdims=True)
     if not np.all(sums > 0):
         return None
-    return channel / sums
+    budget_row = data.shape[0] + n_s * n_z + n_z + w.size
+    return channel / sums, max(float(np.asarray(sol.z)[budget_row]), 0.0)
 
 
 def _meet_budget(channel: np.ndarray, data: FiniteData, budget: float) -> np.ndarray:
@@ -186,11 +192,14 @@ def _meet_budget(channel: np.ndarray, data: FiniteData, budget: float) -> np.nda
         return channel
     cheap = np.zeros_like(channel)
     cheap[np.arange(channel.shape[0]), data.cost.argmin(axis=1)] = 1.0
-    theta = min(1.0, (dist - budget) / (dist - data.min_distortion) * (1 + 1e-12) + 1e-16)
-    out = (1.0 - theta) * channel + theta * cheap
-    if float((data.cost * out).sum()) > budget:
-        return cheap if data.min_distortion <= budget else out
-    return out
+    theta = (dist - budget) / (dist - data.min_distortion)
+    for _ in range(60):  # rounding may leave the mixture a hair over: mix a little more
+        theta = min(1.0, theta)
+        out = (1.0 - theta) * channel + theta * cheap
+        if float((data.cost * out).sum()) <= budget or theta == 1.0:
+            return out
+        theta = 2.0 * theta + 1e-15
+    return cheap  # pragma: no cover - theta reaches 1 first
 
 
 class ActiveSetSolver:
@@ -205,17 +214,52 @@ class ActiveSetSolver:
         self.base[:, int(data.cost.sum(axis=0).argmin())] = True  # the best constant release
         self.mask = self.base.copy()
         self.lam = 0.0
+        # pricing an unused release z: moving mass of w there makes P(S|z) = P(S|w), so the leakage's
+        # derivative is the minorant slope of q = P(S|w) against row w
+        g_s = np.asarray(data.g_s.todense())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = g_s * MINORANT_SLOPES[privacy](g_s / data.p_w, data.p_s)
+        self.fresh = np.where(g_s > 0, terms, 0.0).sum(axis=0)
 
-    def certify(self, channel: np.ndarray, budget: float, support: np.ndarray | None = None
-                ) -> tuple[float, float, float, np.ndarray]:
-        """(value, bound, multiplier, scores) of a feasible channel: the tangent bound over all entries."""
+    def certify(self, channel: np.ndarray, budget: float, support: np.ndarray | None = None,
+                tol: float = 0.0) -> tuple[float, float, float, np.ndarray]:
+        """(value, bound, multiplier, prices) of a feasible channel: the tangent bound over all
+        entries (unused releases: the candidates of ``fill_unused``, then, while the gap exceeds
+        ``tol``, the best q of ``unused.py``); prices are the leakage's derivatives (``fresh``
+        in the unused columns)."""
         data = self.data
         lin = SMOOTH_LEAKAGES[self.privacy](np.asarray(data.g_s @ channel), data.p_s)
-        lam0 = self.lam
-        scores = np.asarray(data.g_s.T @ fill_unused(lin, data, self.privacy, lam0, support))
-        bound, lam = linearised_bound(lin.offset, scores, data.cost, budget, support, lam0)
+        slope = fill_unused(lin, data, self.privacy, self.lam, support)
+        scores = np.asarray(data.g_s.T @ slope)
+        bound, lam = linearised_bound(lin.offset, scores, data.cost, budget, support, self.lam)
+        if lin.value - bound > tol * max(1.0, abs(lin.value)) and not lin.used.all():
+            scores = self._refit_unused(scores, ~lin.used, lam, support)
+            bound2, lam2 = linearised_bound(lin.offset, scores, data.cost, budget, support, lam)
+            bound, lam = (bound2, lam2) if bound2 > bound else (bound, lam)
         self.lam = lam
-        return lin.value, bound, lam, scores
+        prices = np.where(lin.used, scores, self.fresh[:, None])
+        return lin.value, max(bound, 0.0), lam, prices  # both leakages are >= 0
+
+    def _refit_unused(self, scores: np.ndarray, unused: np.ndarray, lam: float,
+                      support: np.ndarray | None) -> np.ndarray:
+        """Scores with each unused column's q replaced by :func:`~.unused.best_unused_q` (one by one)."""
+        data = self.data
+        g_dense = np.asarray(data.g_s.todense())
+        scores = scores.copy()
+        for z in np.flatnonzero(unused)[:_MAX_REFIT]:
+            total = scores + lam * data.cost
+            if support is not None:
+                total = np.where(support, total, np.inf)
+            row_min = np.delete(total, z, axis=1).min(axis=1)
+            keep = np.isfinite(row_min) & (support[:, z] if support is not None else True)
+            q = best_unused_q(self.privacy, g_dense[:, keep], data.p_s, row_min[keep], lam * data.cost[keep, z])
+            if q is None:
+                continue
+            trial = g_dense.T @ MINORANT_SLOPES[self.privacy](q[:, None], data.p_s)[:, 0]
+            gain = lambda col: np.minimum(row_min[keep], col[keep] + lam * data.cost[keep, z]).sum()  # noqa: E731
+            if gain(trial) > gain(scores[:, z]):
+                scores[:, z] = trial
+        return scores
 
     def solve(self, budget: float, tol: float, support: np.ndarray | None = None,
               seed: np.ndarray | None = None) -> SmoothResult:
@@ -228,11 +272,12 @@ class ActiveSetSolver:
         best = SmoothResult(np.zeros(0), np.inf, -np.inf, 0.0, 0)
         shrunk = False
         for rounds in range(1, _MAX_ROUNDS + 1):
-            channel = _restricted(data, self.mask, budget, self.privacy)
-            if channel is None:
+            out = _restricted(data, self.mask, budget, self.privacy)
+            if out is None:
                 break
-            channel = _meet_budget(channel, data, budget)
-            value, bound, lam, scores = self.certify(channel, budget, support)
+            channel, lam = _meet_budget(out[0], data, budget), out[1]
+            self.lam = lam
+            value, bound, _, scores = self.certify(channel, budget, support, tol)
             if value < best.value or bound > best.bound:
                 keep = value < best.value
                 best = SmoothResult(channel if keep else best.channel, min(value, best.value),
