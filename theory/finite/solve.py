@@ -5,8 +5,12 @@ solve
 
     minimise_{P(Z|W)}  L(P_SZ)   subject to   E d(U, Z) <= budget
 
-for ``mi`` and ``chi2`` with the first-order solver of ``mirror.py`` and for
-``map`` with the HiGHS linear program of ``highs_lp.py``. Every answer is the
+for ``mi`` and ``chi2`` with the interior point on a guessed support of
+``active_set.py`` (the support from 30 steps of ``mirror.py``; all entries for
+programs of at most FULL_SUPPORT), polished by ``mirror.py`` where it falls
+short, and ``mirror.py`` alone after that (and alone above ACTIVE_MAX entries,
+where the interior point's restricted program grows too large); for ``map`` with the HiGHS linear
+program of ``highs_cg.py`` (``highs_lp.py`` if that fails). Every answer is the
 leakage of a feasible channel together with a proven lower bound on the
 optimum; it counts as certified when
 
@@ -48,6 +52,7 @@ GAP_TOL = 1e-7
 MAX_ITER = 20_000  # first-order steps before the solver gives up certifying (then cvxpy) ...
 MAX_WORK = 4e8  # ... and at most this many channel-entry updates (n_w n_z per step), at least 200 steps
 FULL_SUPPORT = 2_000  # programs with at most this many entries: the interior point on all of them
+ACTIVE_MAX = 200_000  # programs with more entries: mirror descent only
 WARMUP = 30  # mirror-descent steps that guess the support of larger ones ...
 SEED_TOL = 1e-3  # ... the entries above this / n_z
 POLISH = 200  # mirror-descent steps from the interior point's solution
@@ -151,6 +156,10 @@ def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.n
     then mirror descent alone where that does not certify."""
     data = model.data
     steps = int(min(MAX_ITER, max(200, MAX_WORK / data.cost.size)))
+    if data.cost.size > ACTIVE_MAX:  # the interior point's program would be too large: mirror descent
+        s = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=steps)
+        return s.channel, {"solver": "mirror descent", "iterations": s.iterations, "multiplier": s.multiplier,
+                           "dual": s.bound}
     if data.cost.size <= FULL_SUPPORT:
         seed = np.ones(data.shape, dtype=bool)
     else:  # a short mirror descent from the neighbouring budget's channel (or uniform) guesses the support
