@@ -163,10 +163,10 @@ def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.n
     if data.cost.size <= FULL_SUPPORT:
         seed = np.ones(data.shape, dtype=bool)
     else:  # a short mirror descent from the neighbouring budget's channel (or uniform) guesses the support
-        first = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=WARMUP, check_every=WARMUP + 1)
-        if first.value <= GAP_TOL:  # perfect privacy reached: both leakages are >= 0
-            return first.channel, {"solver": "mirror descent (zero leakage)", "iterations": first.iterations,
-                                   "multiplier": first.multiplier, "dual": 0.0}
+        first = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=WARMUP, check_every=WARMUP // 3)
+        if first.value <= GAP_TOL or _certified(first):  # done (at perfect privacy: both leakages are >= 0)
+            return first.channel, {"solver": "mirror descent", "iterations": first.iterations,
+                                   "multiplier": first.multiplier, "dual": max(first.bound, 0.0)}
         seed = first.channel > SEED_TOL / data.shape[1]
         if warm is not None:
             seed |= warm > SEED_TOL / data.shape[1]
