@@ -99,10 +99,9 @@ def test_active_set_from_the_cheapest_support_matches_cvxpy(seed, hamming, frac,
 
 @pytest.mark.parametrize("privacy", ["mi", "chi2"])
 @pytest.mark.parametrize("seed", range(4))
-def test_the_guessed_support_path_matches_cvxpy(monkeypatch, privacy, seed):
-    """solve_finite with the support guessed by mirror steps (FULL_SUPPORT = 0), every budget from
-    the minimum distortion to beyond the constant release (zero leakage)."""
-    monkeypatch.setattr(solve_module, "FULL_SUPPORT", 0)
+def test_the_guessed_support_path_matches_cvxpy(privacy, seed):
+    """solve_finite (the support guessed by mirror steps), every budget from the minimum
+    distortion to beyond the constant release (zero leakage)."""
     solve_module._cached_model.cache_clear()
     joint, dist = _instance(100 + seed, seed % 2 == 0)
     data = finite_data(joint, dist, "full")
@@ -121,8 +120,7 @@ def test_the_guessed_support_path_matches_cvxpy(monkeypatch, privacy, seed):
 
 
 @pytest.mark.parametrize("m,p", [(5, 0.3), (7, 0.6)])
-def test_the_guessed_support_path_matches_the_symmetric_pair_closed_form(monkeypatch, m, p):
-    monkeypatch.setattr(solve_module, "FULL_SUPPORT", 0)
+def test_the_guessed_support_path_matches_the_symmetric_pair_closed_form(m, p):
     solve_module._cached_model.cache_clear()
     sc = SymmetricPair(m, p)
     budgets = np.array([0.0, 0.05, 0.2, 0.45, 1.0])

@@ -214,19 +214,14 @@ class ActiveSetSolver:
         self.base[:, int(data.cost.sum(axis=0).argmin())] = True  # the best constant release
         self.mask = self.base.copy()
         self.lam = 0.0
-        # pricing an unused release z: moving mass of w there makes P(S|z) = P(S|w), so the leakage's
-        # derivative is the minorant slope of q = P(S|w) against row w
-        g_s = np.asarray(data.g_s.todense())
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms = g_s * MINORANT_SLOPES[privacy](g_s / data.p_w, data.p_s)
-        self.fresh = np.where(g_s > 0, terms, 0.0).sum(axis=0)
 
     def certify(self, channel: np.ndarray, budget: float, support: np.ndarray | None = None,
                 tol: float = 0.0) -> tuple[float, float, float, np.ndarray]:
-        """(value, bound, multiplier, prices) of a feasible channel: the tangent bound over all
+        """(value, bound, multiplier, scores) of a feasible channel: the tangent bound over all
         entries (unused releases: the candidates of ``fill_unused``, then, while the gap exceeds
-        ``tol``, the best q of ``unused.py``); prices are the leakage's derivatives (``fresh``
-        in the unused columns)."""
+        ``tol``, the best q of ``unused.py``). The scores price the entries: an unused release
+        whose best q still undercuts some rows is worth opening to them (the leakage of a fresh
+        column is not linear in the mass moved there, so single-row derivatives would miss it)."""
         data = self.data
         lin = SMOOTH_LEAKAGES[self.privacy](np.asarray(data.g_s @ channel), data.p_s)
         slope = fill_unused(lin, data, self.privacy, self.lam, support)
@@ -237,8 +232,7 @@ class ActiveSetSolver:
             bound2, lam2 = linearised_bound(lin.offset, scores, data.cost, budget, support, lam)
             bound, lam = (bound2, lam2) if bound2 > bound else (bound, lam)
         self.lam = lam
-        prices = np.where(lin.used, scores, self.fresh[:, None])
-        return lin.value, max(bound, 0.0), lam, prices  # both leakages are >= 0
+        return lin.value, max(bound, 0.0), lam, scores  # both leakages are >= 0
 
     def _refit_unused(self, scores: np.ndarray, unused: np.ndarray, lam: float,
                       support: np.ndarray | None) -> np.ndarray:
@@ -270,7 +264,7 @@ class ActiveSetSolver:
             self.mask &= support
             self.mask[np.arange(data.shape[0]), np.where(support, data.cost, np.inf).argmin(axis=1)] = True
         best = SmoothResult(np.zeros(0), np.inf, -np.inf, 0.0, 0)
-        shrunk = False
+        shrunk, last = False, np.inf
         for rounds in range(1, _MAX_ROUNDS + 1):
             out = _restricted(data, self.mask, budget, self.privacy)
             if out is None:
@@ -289,6 +283,12 @@ class ActiveSetSolver:
                 total = np.where(support, total, np.inf)
             on = np.where(self.mask, total, np.inf).min(axis=1, keepdims=True)
             new = (total < on - 1e-12 * np.abs(on)) & ~self.mask
+            if not new.any() or value >= last - 1e-12 * max(1.0, abs(value)):
+                # stalled: a fresh release's leakage is not linear in the mass moved there, so the
+                # prices may not show which rows gain from it together; open the unused ones to all
+                empty = np.asarray(data.g_s @ channel).sum(axis=0) <= 0
+                new |= empty[None, :] & ~self.mask & (support if support is not None else True)
+            last = value
             if new.any():
                 self.mask |= new
             elif not shrunk:  # the support is complete but the point inexact: drop the entries it

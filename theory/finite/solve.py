@@ -6,8 +6,8 @@ solve
     minimise_{P(Z|W)}  L(P_SZ)   subject to   E d(U, Z) <= budget
 
 for ``mi`` and ``chi2`` with the interior point on a guessed support of
-``active_set.py`` (the support from 30 steps of ``mirror.py``; all entries for
-programs of at most FULL_SUPPORT), polished by ``mirror.py`` where it falls
+``active_set.py`` (the support from 30 steps of ``mirror.py``, whose own answer
+is taken where it certifies already), polished by ``mirror.py`` where it falls
 short, and ``mirror.py`` alone after that (and alone above ACTIVE_MAX entries,
 where the interior point's restricted program grows too large); for ``map`` with the HiGHS linear
 program of ``highs_cg.py`` (``highs_lp.py`` if that fails). Every answer is the
@@ -51,7 +51,6 @@ __all__ = ["GAP_TOL", "SOLVERS", "FiniteProgram", "finite_curve", "solve_finite"
 GAP_TOL = 1e-7
 MAX_ITER = 20_000  # first-order steps before the solver gives up certifying (then cvxpy) ...
 MAX_WORK = 4e8  # ... and at most this many channel-entry updates (n_w n_z per step), at least 200 steps
-FULL_SUPPORT = 2_000  # programs with at most this many entries: the interior point on all of them
 ACTIVE_MAX = 200_000  # programs with more entries: mirror descent only
 WARMUP = 30  # mirror-descent steps that guess the support of larger ones ...
 SEED_TOL = 1e-3  # ... the entries above this / n_z
@@ -151,25 +150,23 @@ def _certified(s: SmoothResult) -> bool:
 
 def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.ndarray | None
                           ) -> tuple[np.ndarray, dict[str, Any]]:
-    """mi, chi2: the restricted interior-point program on a support guessed by a short mirror
-    descent (all entries for small programs), polished by mirror descent from its solution,
-    then mirror descent alone where that does not certify."""
+    """mi, chi2: a short mirror descent (its answer, where it certifies already), then the
+    restricted interior-point program on the support it suggests, polished by mirror descent
+    from its solution, then mirror descent alone where that does not certify."""
     data = model.data
     steps = int(min(MAX_ITER, max(200, MAX_WORK / data.cost.size)))
     if data.cost.size > ACTIVE_MAX:  # the interior point's program would be too large: mirror descent
         s = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=steps)
         return s.channel, {"solver": "mirror descent", "iterations": s.iterations, "multiplier": s.multiplier,
                            "dual": s.bound}
-    if data.cost.size <= FULL_SUPPORT:
-        seed = np.ones(data.shape, dtype=bool)
-    else:  # a short mirror descent from the neighbouring budget's channel (or uniform) guesses the support
-        first = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=WARMUP, check_every=WARMUP // 3)
-        if first.value <= GAP_TOL or _certified(first):  # done (at perfect privacy: both leakages are >= 0)
-            return first.channel, {"solver": "mirror descent", "iterations": first.iterations,
-                                   "multiplier": first.multiplier, "dual": max(first.bound, 0.0)}
-        seed = first.channel > SEED_TOL / data.shape[1]
-        if warm is not None:
-            seed |= warm > SEED_TOL / data.shape[1]
+    # a short mirror descent from the neighbouring budget's channel (or uniform) guesses the support
+    first = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=WARMUP, check_every=WARMUP // 3)
+    if first.value <= GAP_TOL or _certified(first):  # done (at perfect privacy: both leakages are >= 0)
+        return first.channel, {"solver": "mirror descent", "iterations": first.iterations,
+                               "multiplier": first.multiplier, "dual": max(first.bound, 0.0)}
+    seed = first.channel > SEED_TOL / data.shape[1]
+    if warm is not None:
+        seed |= warm > SEED_TOL / data.shape[1]
     s = model.active_set(privacy).solve(budget, GAP_TOL, support_mask(data, budget), seed)
     solver, it = "interior point on a support", {"rounds": s.iterations}
     if s.channel.size and not _certified(s):
