@@ -256,8 +256,9 @@ class ActiveSetSolver:
         return scores
 
     def solve(self, budget: float, tol: float, support: np.ndarray | None = None,
-              seed: np.ndarray | None = None) -> SmoothResult:
-        """Grow the support until the tangent bound certifies (module docstring)."""
+              seed: np.ndarray | None = None, polish: float = 0.0) -> SmoothResult:
+        """Grow the support until the tangent bound certifies to ``tol`` (or to ``polish``, where
+        the caller finishes by a first-order polish) (module docstring)."""
         data = self.data
         self.mask = self.base | seed if seed is not None else self.base.copy()
         if support is not None:
@@ -276,8 +277,8 @@ class ActiveSetSolver:
                 keep = value < best.value
                 best = SmoothResult(channel if keep else best.channel, min(value, best.value),
                                     max(bound, best.bound), lam if keep else best.multiplier, rounds)
-            if best.value - best.bound <= tol * max(1.0, abs(best.value)):
-                break
+            if best.value - best.bound <= max(tol, polish) * max(1.0, abs(best.value)):
+                break  # certified, or close enough that the caller's mirror-descent polish is cheaper
             total = scores + lam * data.cost
             if support is not None:
                 total = np.where(support, total, np.inf)

@@ -54,7 +54,8 @@ MAX_WORK = 4e8  # ... and at most this many channel-entry updates (n_w n_z per s
 ACTIVE_MAX = 200_000  # programs with more entries: mirror descent only
 WARMUP = 30  # mirror-descent steps that guess the support of larger ones ...
 SEED_TOL = 1e-3  # ... the entries above this / n_z
-POLISH = 200  # mirror-descent steps from the interior point's solution
+POLISH = 200  # mirror-descent steps from the interior point's solution ...
+POLISH_GAP = 1e-5  # ... once its relative gap is below this (the rest is the interior point's accuracy)
 SOLVERS = ("auto", "cvxpy")
 _KIND = {"mi": "exponential cone", "chi2": "second-order cone", "map": "linear program"}
 
@@ -167,7 +168,7 @@ def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.n
     seed = first.channel > SEED_TOL / data.shape[1]
     if warm is not None:
         seed |= warm > SEED_TOL / data.shape[1]
-    s = model.active_set(privacy).solve(budget, GAP_TOL, support_mask(data, budget), seed)
+    s = model.active_set(privacy).solve(budget, GAP_TOL, support_mask(data, budget), seed, POLISH_GAP)
     solver, it = "interior point on a support", {"rounds": s.iterations}
     if s.channel.size and not _certified(s):
         polish = solve_smooth(data, budget, privacy, s.channel, tol=GAP_TOL, max_iter=POLISH, mix=1e-12)
