@@ -126,3 +126,18 @@ def test_the_guessed_support_path_matches_the_symmetric_pair_closed_form(m, p):
     budgets = np.array([0.0, 0.05, 0.2, 0.45, 1.0])
     values = [solve_finite(sc.joint(), sc.distortion_matrix(), b, "mi", "full").value for b in budgets]
     assert values == pytest.approx(symmetric_pair_mi(budgets, m, p, "full"), abs=TOL)
+
+
+def test_an_uncertified_answer_without_fallback_is_a_sandwich_not_exact(monkeypatch):
+    """Where the cvxpy program is over the memory limit, an answer whose gap is not closed is
+    returned as the sandwich [proven bound, achieved value], never as exact."""
+    monkeypatch.setattr(solve_module, "GAP_TOL", -1.0)  # no gap is small enough
+    monkeypatch.setattr(solve_module, "MAX_ITER", 20)
+    monkeypatch.setattr(solve_module, "estimate_bytes", lambda *args: float("inf"))
+    solve_module._cached_model.cache_clear()
+    joint, dist = _instance(7, True)
+    ref = solve_conic(joint, dist, 0.3, "mi", "full").value
+    opt = solve_finite(joint, dist, 0.3, "mi", "full")
+    assert opt.bound_kind == "certified" and not opt.certificate["certified"]
+    assert "over the memory limit" in opt.certificate["fallback"]
+    assert opt.lower <= ref + 1e-7 and opt.value >= ref - 1e-7

@@ -217,7 +217,10 @@ def _one(model: _Model, joint: np.ndarray, distortion: np.ndarray, budget: float
     n_w, n_z = model.data.live.size, distortion.shape[1]
     if estimate_bytes(n_s, n_u, n_w, n_z, "cvxpy") > memory_limit():
         opt.certificate["fallback"] = "none: the cvxpy program is over the memory limit"  # type: ignore[index]
-        return opt, channel
+        # never exact without a certificate: the sandwich [proven bound, achieved value]
+        lower = max(float(opt.certificate["dual"]), 0.0)  # type: ignore[index]  # every leakage is >= 0
+        return Optimum(opt.value, opt.method.replace("certified gap", "uncertified, gap"), "certified",
+                       opt.mechanism, certificate=opt.certificate, lower=lower), channel
     ref = solve_conic(joint, distortion, budget, privacy, observation)
     why = f"{cert['solver']} gap {opt.certificate['duality_gap']:.2e} not certified; cvxpy used"  # type: ignore[index]
     return Optimum(ref.value, ref.method, ref.bound_kind, ref.mechanism,
