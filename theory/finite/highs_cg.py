@@ -4,11 +4,12 @@ The program of ``highs_lp.py`` (minimise sum_z t_z over row-stochastic C with
 (G_s C)[s, z] <= t_z and <A, C> <= D) has n_w n_z unknowns, but an optimal
 basic solution uses at most n_w + n_s n_z + 1 of them. This solver keeps a
 restricted set of entries C[w, z] (each row's cheapest release and the best
-constant release to start: always feasible), solves the restricted LP with
+constant release to start: always feasible; every entry for programs of at most
+FULL_LP entries, where pricing rounds cost more than they save), solves the restricted LP with
 HiGHS, prices every left-out entry with the duals (reduced cost
 (G_s^T mu + lambda A)[w, z] - y_w, with mu >= 0 the duals of the epigraph rows,
-lambda >= 0 the budget's and y the row sums'), adds each row's most negative
-one, and stops when none is negative: then the restricted optimum is the full
+lambda >= 0 the budget's and y the row sums'), adds every entry with a negative
+one (PER_ROW > 0: the PER_ROW most negative of each row), and stops when none is negative: then the restricted optimum is the full
 one. The HiGHS instance keeps its basis, so the next round and the next budget
 (only the budget row's bound changes) start warm.
 
@@ -34,6 +35,8 @@ __all__ = ["MapColumnGeneration"]
 
 _PRICE_TOL = 1e-11
 _MAX_ROUNDS = 500
+FULL_LP = 10_000  # programs with at most this many entries start with all of them
+PER_ROW = 0  # entries added per row and round (0: every entry with a negative reduced cost)
 
 
 @contextmanager
@@ -78,6 +81,10 @@ class MapColumnGeneration:
         self.active = np.zeros((n_w, n_z), dtype=bool)
         self.col_w = np.zeros(0, dtype=np.int64)
         self.col_z = np.zeros(0, dtype=np.int64)
+        if n_w * n_z <= FULL_LP:  # small: every entry at once, one HiGHS solve, no pricing rounds
+            w, z = np.divmod(np.arange(n_w * n_z), n_z)
+            self._add(w, z)
+            return
         cheapest = data.cost.argmin(axis=1)
         constant = int(data.cost.sum(axis=0).argmin())
         w = np.arange(n_w)
@@ -134,11 +141,16 @@ class MapColumnGeneration:
             y, mu, lam = self._duals()
             reduced = np.asarray(data.g_s.T @ mu) + lam * data.cost - y[:, None]
             reduced[self.active] = np.inf
-            best = reduced.argmin(axis=1)
-            rows = np.flatnonzero(reduced[np.arange(n_w), best] < -_PRICE_TOL)
-            if rows.size == 0:
+            neg = reduced < -_PRICE_TOL
+            if not neg.any():
                 break
-            self._add(rows, best[rows])
+            if PER_ROW > 0:
+                part = np.argpartition(reduced, min(PER_ROW, n_z - 1), axis=1)[:, :PER_ROW]
+                take = np.zeros_like(neg)
+                np.put_along_axis(take, part, True, axis=1)
+                neg &= take
+            w_new, z_new = np.nonzero(neg)
+            self._add(w_new, z_new)
         x = np.asarray(h.getSolution().col_value)[n_z:]
         channel = np.zeros((n_w, n_z))
         channel[self.col_w, self.col_z] = np.clip(x, 0.0, None)

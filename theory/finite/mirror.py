@@ -31,7 +31,7 @@ from .certificate import linearised_bound
 from .data import FiniteData
 from .leakage import MINORANT_SLOPES, SMOOTH_LEAKAGES, Linearisation
 
-__all__ = ["SmoothResult", "solve_smooth", "TIE_TOL"]
+__all__ = ["SmoothResult", "TIE_TOL", "fill_unused", "solve_smooth", "support_mask"]
 
 TIE_TOL = 1e-12  # a budget within this of the minimum distortion restricts C to each row's cheapest z
 
@@ -53,6 +53,11 @@ def _support(per_row: np.ndarray, slack: float, budget: float) -> np.ndarray | N
     if slack > TIE_TOL * max(1.0, budget):
         return None
     return per_row <= per_row.min(axis=1, keepdims=True) + TIE_TOL
+
+
+def support_mask(data: FiniteData, budget: float) -> np.ndarray | None:
+    """The entries a feasible channel may use at ``budget`` (None: all)."""
+    return _support(data.cost / data.p_w[:, None], budget - data.min_distortion, budget)
 
 
 def _softmax_at(logits: np.ndarray, per_row: np.ndarray, nu: float) -> np.ndarray:
@@ -108,7 +113,7 @@ def _project(logits: np.ndarray, per_row: np.ndarray, p_w: np.ndarray, budget: f
     return c_hi, hi
 
 
-def _fill_unused(lin: Linearisation, data: FiniteData, privacy: str, lam: float,
+def fill_unused(lin: Linearisation, data: FiniteData, privacy: str, lam: float,
                  support: np.ndarray | None, n_rows: int = 64) -> np.ndarray:
     """The minorant's slope with a good q for each unused release z (any q is valid).
 
@@ -172,7 +177,8 @@ def _kl_rows(new: np.ndarray, old: np.ndarray, p_w: np.ndarray) -> float:
 
 
 def solve_smooth(data: FiniteData, budget: float, privacy: str, warm: np.ndarray | None = None,
-                 tol: float = 1e-7, max_iter: int = 20_000, check_every: int = 10) -> SmoothResult:
+                 tol: float = 1e-7, max_iter: int = 20_000, check_every: int = 10, mix: float = 0.02
+                 ) -> SmoothResult:
     """Mirror descent with a duality-gap stop (module docstring).
 
     ``warm`` is a channel on the live rows (shape (n_w', n_z)) to start from,
@@ -184,7 +190,7 @@ def solve_smooth(data: FiniteData, budget: float, privacy: str, warm: np.ndarray
     p_w = data.p_w
     per_row = data.cost / p_w[:, None]
     support = _support(per_row, budget - data.min_distortion, budget)
-    start = np.ones(data.shape) if warm is None else 0.98 * warm + 0.02 / data.shape[1]
+    start = np.ones(data.shape) if warm is None else (1.0 - mix) * warm + mix / data.shape[1]
     logits = np.log(start)
     if support is not None:
         logits = np.where(support, logits, -np.inf)
@@ -196,7 +202,7 @@ def solve_smooth(data: FiniteData, budget: float, privacy: str, warm: np.ndarray
     for it in range(1, max_iter + 1):
         grad = np.asarray(data.g_s.T @ deriv)  # (n_w, n_z): P(w) E[dL/dP(s,z) | w]
         if it % check_every == 1 or check_every == 1:
-            scores = np.asarray(data.g_s.T @ _fill_unused(lin, data, privacy, nu, support))
+            scores = np.asarray(data.g_s.T @ fill_unused(lin, data, privacy, nu, support))
             lb, _ = linearised_bound(lin.offset, scores, data.cost, budget, support, nu)
             bound = max(bound, lb)
             if best[0] - bound <= tol * max(1.0, abs(best[0])):

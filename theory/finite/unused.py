@@ -1,0 +1,87 @@
+"""The best minorant slope for a release the channel does not use (mi, chi2), by a small conic program.
+
+The certificate of ``certificate.py`` needs, for every release z, one conditional q(.|z) whose
+minorant slope (``leakage.py``) scores each row w at
+
+    score_w(q) = sum_s P(s, w) m_s(q),   m(q) = log(q / P(S))            (mi)
+                                         m(q) = 2 q / P(S) - sum q^2 / P(S)   (chi2),
+
+and the bound gains sum_w min(row_min_w, score_w(q) + shift_w) from column z (row_min: the row's
+minimum over the other columns; shift = lambda A[:, z]). Where z is used, the tangent's q = P(S|z)
+is the right one; where it is not, any pmf q is valid, and the best one maximises that sum, which
+is concave in q (a minimum of concave functions): this module solves it with Clarabel
+(exponential cones u_s <= log q_s for mi, one rotated second-order cone v >= sum q^2 / P(s) for
+chi2). At an optimal channel such a q exists that closes the gap (strong duality), which the
+candidates of ``mirror.fill_unused`` may miss.
+"""
+
+from __future__ import annotations
+
+import clarabel
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["best_unused_q"]
+
+
+def _settings() -> clarabel.DefaultSettings:
+    s = clarabel.DefaultSettings()
+    s.verbose = False
+    s.tol_gap_abs = s.tol_gap_rel = s.tol_feas = 1e-10
+    return s
+
+
+def best_unused_q(privacy: str, g_s: np.ndarray, p_s: np.ndarray, row_min: np.ndarray, shift: np.ndarray
+                  ) -> np.ndarray | None:
+    """The pmf q (shape (n_s,)) maximising sum_w min(row_min_w, score_w(q) + shift_w), or None.
+
+    ``g_s`` is P(s, w) (dense, (n_s, n_w)) for the rows that may use the release (finite row_min).
+    Variables: q (n_s), u (n_s: log q for mi; u_0 = v for chi2), t (n_w).
+    """
+    n_s, n_w = g_s.shape
+    n = 2 * n_s + n_w
+    qi, ui, ti = np.arange(n_s), n_s + np.arange(n_s), 2 * n_s + np.arange(n_w)
+    q_obj = np.zeros(n)
+    q_obj[ti] = -1.0
+    rows_cap = sp.coo_matrix((np.ones(n_w), (np.arange(n_w), ti)), shape=(n_w, n))  # t <= row_min
+    p_w = g_s.sum(axis=0)
+    if privacy == "mi":  # t_w <= sum_s P(s,w) (u_s - log P(s)) + shift_w
+        lin = sp.hstack([sp.csr_matrix((n_w, n_s)), sp.csr_matrix(-g_s.T), sp.identity(n_w)])
+        rhs = shift - g_s.T @ np.log(p_s)
+    else:  # t_w <= sum_s P(s,w) 2 q_s / P(s) - P(w) v + shift_w, v = u_0
+        vcol = np.zeros((n_w, n_s))
+        vcol[:, 0] = p_w
+        lin = sp.hstack([sp.csr_matrix(-2.0 * g_s.T / p_s), sp.csr_matrix(vcol), sp.identity(n_w)])
+        rhs = shift
+    simplex = sp.coo_matrix((np.ones(n_s), (np.zeros(n_s, dtype=int), qi)), shape=(1, n))
+    cones_a, cones_b, cones = _cones(privacy, p_s, n, qi, ui)
+    a = sp.vstack([simplex, rows_cap, lin, cones_a]).tocsc()
+    b = np.concatenate([[1.0], row_min, rhs, cones_b])
+    sol = clarabel.DefaultSolver(sp.csc_matrix((n, n)), q_obj, a, b,
+                                 [clarabel.ZeroConeT(1), clarabel.NonnegativeConeT(2 * n_w)] + cones,
+                                 _settings()).solve()
+    if str(sol.status) not in ("Solved", "AlmostSolved"):
+        return None
+    q = np.clip(np.asarray(sol.x)[qi], 0.0, None)
+    return q / q.sum() if q.sum() > 0 else None
+
+
+def _cones(privacy: str, p_s: np.ndarray, n: int, qi: np.ndarray, ui: np.ndarray
+           ) -> tuple[sp.coo_matrix, np.ndarray, list]:
+    n_s = p_s.size
+    if privacy == "mi":  # (u_s, 1, q_s) in K_exp: e^{u_s} <= q_s
+        r = 3 * np.arange(n_s)
+        mat = sp.coo_matrix((np.r_[-np.ones(n_s), -np.ones(n_s)], (np.r_[r, r + 2], np.r_[ui, qi])),
+                            shape=(3 * n_s, n))
+        b = np.zeros(3 * n_s)
+        b[r + 1] = 1.0
+        return mat, b, [clarabel.ExponentialConeT()] * n_s
+    # (v + 1, v - 1, 2 q / sqrt(P(s))) in the second-order cone: v >= sum q^2 / P(s); v = u_0;
+    # the other u are unused and pinned to 0 by zero rows of the cone (they do not enter)
+    rows = np.r_[0, 1, 2 + np.arange(n_s)]
+    cols = np.r_[ui[0], ui[0], qi]
+    vals = np.r_[-1.0, -1.0, -2.0 / np.sqrt(p_s)]
+    mat = sp.coo_matrix((vals, (rows, cols)), shape=(n_s + 2, n))
+    b = np.zeros(n_s + 2)
+    b[0], b[1] = 1.0, -1.0
+    return mat, b, [clarabel.SecondOrderConeT(n_s + 2)]
