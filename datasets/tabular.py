@@ -11,8 +11,9 @@ summed over U's dimensions.
 scenario        S (sensitive) and utility label             U (what the mechanism sees besides S)
 ==============  ==========================================  ===========================================
 ``adult``       S = sex (0 female, 1 male);                 103 features: the 6 numeric columns
-                utility ``income`` (1 for > 50K)            standardised, one-hot blocks of the 7
-                                                            categorical ones (``AdultData``)
+                utility ``income`` (1 for > 50K)            standardised (capital gain and loss as
+                                                            log(1 + x) first), one-hot blocks of the
+                                                            7 categorical ones (``AdultData``)
 ``abalone``     S = sex: M, F, I (0, 1, 2; ``infants=keep``, 7 measurements standardised
                 the paper's three categories) or M, F
                 (``infants=drop``); utility ``rings``
@@ -48,6 +49,8 @@ from .scenarios.registry import register_scenario
 from .tasks import Task
 
 INFANTS = ("keep", "drop")
+#: Adult's numeric columns taken as log(1 + x) before standardising (mostly 0, a few up to 99,999).
+LOG_COLUMNS = ("capital-gain", "capital-loss")
 RINGS_CUT = 10
 
 
@@ -81,7 +84,11 @@ def adult_partition() -> tuple[TableRows, TableRows]:
     from .real.uci_files import load_adult
 
     tr, te = load_adult("train"), load_adult("test")
-    u_tr, u_te = standardise(tr.x, te.x, len(ADULT_NUMERIC))
+    x_tr, x_te = np.array(tr.x, copy=True), np.array(te.x, copy=True)
+    for col in LOG_COLUMNS:  # capital gain and loss: mostly 0, up to 99,999; log1p before standardising
+        j = ADULT_NUMERIC.index(col)
+        x_tr[:, j], x_te[:, j] = np.log1p(x_tr[:, j]), np.log1p(x_te[:, j])
+    u_tr, u_te = standardise(x_tr, x_te, len(ADULT_NUMERIC))
     return (TableRows(u_tr, {"sex": tr.sex.copy(), "income": tr.income.copy()}),
             TableRows(u_te, {"sex": te.sex.copy(), "income": te.income.copy()}))
 

@@ -62,7 +62,10 @@ class VFAE(Learner):
         Weight of the KL term of the ELBO.
     release : {"latent", "decoded"}
     sample_posterior : bool
-        Release a draw z1 ~ q(z1 | x, s) rather than its mean.
+        Release a draw z1 ~ q(z1 | x, s) rather than its mean (the MMD is then taken on draws).
+    encode_s : bool
+        Whether the encoder sees S where the task observes W = (S, U) (Louizos et al.'s q(z1 | x, s));
+        False: q(z1 | x), the decoder still gets S.
     threads : int or None
         torch intra-op threads while training on CPU.
     """
@@ -79,7 +82,7 @@ class VFAE(Learner):
     def __init__(self, latent_dim: int | None = None, hidden: int = DEFAULTS["hidden"],
                  steps: int = DEFAULTS["steps"], batch_size: int = DEFAULTS["batch_size"], lr: float = DEFAULTS["lr"],
                  kl_weight: float = DEFAULTS["kl_weight"], release: str = "latent", sample_posterior: bool = False,
-                 threads: int | None = 1) -> None:
+                 encode_s: bool = False, threads: int | None = 1) -> None:
         self.latent_dim = latent_dim
         self.hidden = hidden
         self.steps = steps
@@ -88,6 +91,7 @@ class VFAE(Learner):
         self.kl_weight = kl_weight
         self.release = release
         self.sample_posterior = sample_posterior
+        self.encode_s = encode_s
         self.threads = threads
 
     def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
@@ -96,7 +100,8 @@ class VFAE(Learner):
         hp = {"latent_dim": self.latent_dim if self.latent_dim is not None else min(DEFAULTS["latent_dim"],
                                                                                      int(task.d_u or 1)),
               "hidden": self.hidden, "steps": self.steps, "batch_size": self.batch_size, "lr": self.lr,
-              "kl_weight": self.kl_weight}
+              "kl_weight": self.kl_weight, "mmd_on": "sample" if self.sample_posterior else "mean",
+              "encode_s": bool(self.encode_s)}
         for key in ("latent_dim", "hidden", "batch_size"):
             v = hp[key]
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= MAX_HYPER_INT:
@@ -118,7 +123,7 @@ class VFAE(Learner):
         with torch_threads(self.threads if device.type == "cpu" else None):
             members, last = train_vfae(samples, task, hp, budgets, seed, device)
         prior = np.bincount(np.asarray(samples.s, dtype=np.int64), minlength=task.n_s) / len(samples)
-        cfg = {"latent_dim": hp["latent_dim"], "full": task.observation == "full", "release": self.release,
+        cfg = {"latent_dim": hp["latent_dim"], "full": task.observation == "full" and hp["encode_s"], "release": self.release,
                "sample_posterior": bool(self.sample_posterior), "s_prior": prior.tolist()}
         out: list[Mechanism] = []
         for i, tensors in enumerate(members):
