@@ -54,7 +54,8 @@ class VFAE(Learner):
     Parameters
     ----------
     latent_dim : int or None
-        Dimension of z1 (default min(10, d_u): the generative-filter paper's Adult embedding).
+        Dimension of z1 (default 10, the generative-filter paper's Adult embedding); at most d_u with
+        ``release="latent"`` (a larger value is lowered to d_u).
     hidden : int
         Units of each of the two ELU hidden layers of encoder and decoder.
     steps, batch_size, lr : training (Adam).
@@ -113,9 +114,8 @@ class VFAE(Learner):
             if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0) \
                     or (key == "lr" and v <= 0):
                 raise InputError(f"{key}={v!r} must be a finite number {'> 0' if key == 'lr' else '>= 0'}")
-        if self.release == "latent" and task.d_u is not None and hp["latent_dim"] > task.d_u:
-            raise InputError(f"latent_dim={hp['latent_dim']} exceeds d_u={task.d_u}: a latent release is padded "
-                             "into U's d_u coordinates (allowed: latent_dim <= d_u, or release='decoded')")
+        if self.release == "latent" and task.d_u is not None:  # the code is padded into U's d_u coordinates
+            hp["latent_dim"] = min(hp["latent_dim"], int(task.d_u))  # (as the latent filter's VAE)
         return hp
 
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
