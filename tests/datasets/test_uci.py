@@ -99,7 +99,7 @@ def _abalone(n: int, seed: int):
 
 @pytest.fixture
 def fake_abalone(monkeypatch):
-    data = _abalone(200, 4)
+    data = _abalone(600, 4)
     monkeypatch.setattr(uci_files, "load_abalone", lambda: data)
     tabular.abalone_partition.cache_clear()
     yield data
@@ -112,7 +112,7 @@ def test_abalone_scenario_partitions_and_labels(fake_abalone):
     assert sc.id == "abalone-mfi" and sc.n_s == 3
     task = sc.task("full")
     assert (task.kind, task.n_s, task.d_u, task.distortion) == ("mixture", 3, 7, "mse")
-    assert sc.part_size("train") == 160 and sc.part_size("held-out") == 40
+    assert sc.part_size("train") == 480 and sc.part_size("held-out") == 120
     tr = sc.draw("train", None, np.random.default_rng(0))
     te = sc.draw("held-out", None, np.random.default_rng(0))
     # every row in exactly one part: the label counts add up to the table's
@@ -122,9 +122,9 @@ def test_abalone_scenario_partitions_and_labels(fake_abalone):
     np.testing.assert_allclose(tr.samples.u.mean(axis=0), 0, atol=1e-12)
     np.testing.assert_allclose(tr.samples.u.std(axis=0), 1, atol=1e-12)
     assert np.array_equal(tr.samples.s, tr.labels["sex"])
-    np.testing.assert_allclose(sc.label_prior("sex", "held-out"), np.bincount(te.labels["sex"], minlength=3) / 40)
-    with pytest.raises(InputError, match="n=161 exceeds the train partition of abalone"):
-        sc.draw("train", 161, np.random.default_rng(0))
+    np.testing.assert_allclose(sc.label_prior("sex", "held-out"), np.bincount(te.labels["sex"], minlength=3) / 120)
+    with pytest.raises(InputError, match="n=481 exceeds the train partition of abalone"):
+        sc.draw("train", 481, np.random.default_rng(0))
     with pytest.raises(InputError, match="label='age' is unknown"):
         sc.label_prior("age")
     a, b = sc.sample(50, np.random.default_rng(9)), sc.sample(50, np.random.default_rng(9))
@@ -170,3 +170,19 @@ def test_adult_scenario_uses_uci_split_and_log_capital(tmp_path, monkeypatch):
         np.testing.assert_array_equal(tr.samples.u[:, k], [0, 0, 1])  # one-hot columns are not rescaled
     finally:
         tabular.adult_partition.cache_clear()
+
+
+def test_fresh_classifiers_on_a_table_use_its_partition_capped_by_n_eval(fake_abalone):
+    """The bench's evaluators on a table: whole partitions, or n_eval rows of each where n_eval is smaller."""
+    from privbench.bench.evaluators import evaluate
+    from privbench.learners import make_learner
+
+    sc = make_scenario("abalone", {})
+    task = sc.task("full", "map")
+    mech = make_learner("identity").fit(sc.sample(100, np.random.default_rng(0)), task, [0.0], seed=1)[0]
+    full = {e.metric: e for e in evaluate(mech, sc, "full", "map", n_eval=1000, seed=2)}
+    assert full["map"].detail["n_train"] == 480 and full["map"].detail["n_test"] == 120
+    capped = {e.metric: e for e in evaluate(mech, sc, "full", "map", n_eval=200, seed=2)}
+    assert capped["map"].detail["n_train"] == 200 and capped["map"].detail["n_test"] == 120
+    assert full["distortion"].value == 0.0 and set(full["utility"].detail["accuracy"]) == {"sex", "rings"}
+    assert full["utility"].detail["label"] == "rings"

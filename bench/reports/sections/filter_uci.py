@@ -23,7 +23,8 @@ BUDGET_NAMES = {"latent-filter": "KL b", "vfae": "MMD weight"}
 NO_BUDGET = ("identity", "constant")
 
 
-def ours_rows(f: pd.DataFrame, utility: str, priv_col: str, util_col: str) -> list[dict[str, Any]]:
+def ours_rows(f: pd.DataFrame, utility: str, priv_col: str, util_col: str,
+              paper_only: tuple[str, ...]) -> list[dict[str, Any]]:
     """Our accuracies per (learner, budget, evaluator); identity and constant once (no budget)."""
     rows: list[dict[str, Any]] = []
     for (lr, b, ev), h in f.groupby(["learner", "budget", "evaluator"], sort=True):
@@ -35,7 +36,7 @@ def ours_rows(f: pd.DataFrame, utility: str, priv_col: str, util_col: str) -> li
         u = h.get(f"acc {utility}", pd.Series(dtype=float))
         rows.append({"model": f"ours: {what}", EVALUATOR: ev, LEAKAGE_IS: one_kind(h["kind"]), "seeds": len(h),
                      priv_col: pm(h["S accuracy"].mean(), ci95(h["S accuracy"]), ".3f"),
-                     util_col: pm(u.mean(), ci95(u), ".3f") if len(u) else "n/a"})
+                     util_col: pm(u.mean(), ci95(u), ".3f") if len(u) else "n/a", **{c: "" for c in paper_only}})
     return rows
 
 
@@ -50,7 +51,7 @@ def table2_section(name: str, g: pd.DataFrame, ref: dict[str, Any]) -> list[Bloc
     """``filter-table2``: UCI-Adult, Table 2 beside our accuracies."""
     t2 = (ref.get("filter_tables") or {}).get("table2") or {}
     priv, util = "private (gender) acc", "utility (income) acc"
-    rows = ours_rows(labelled_frame(g), "income", priv, util)
+    rows = ours_rows(labelled_frame(g), "income", priv, util, ("paper: private auroc", "paper: utility auroc"))
     for k, v in t2.items():
         rows.append({"model": f"paper: {k}", EVALUATOR: "the paper's classifier", LEAKAGE_IS: "as printed",
                      "seeds": "", priv: printed(v, "private"), util: printed(v, "utility"),
@@ -68,7 +69,7 @@ def table3_section(name: str, g: pd.DataFrame, ref: dict[str, Any]) -> list[Bloc
     """``filter-table3``: UCI-Abalone, Table 3 beside our accuracies."""
     t3 = (ref.get("filter_tables") or {}).get("table3") or {}
     priv, util = "private (sex) acc", "utility (rings > 10) acc"
-    rows = ours_rows(labelled_frame(g), "rings", priv, util)
+    rows = ours_rows(labelled_frame(g), "rings", priv, util, ("paper: utility auroc",))
     for b, v in t3.items():
         rows.append({"model": f"paper: generative filter b={b}" if str(b) != "raw" else "paper: raw",
                      EVALUATOR: "the paper's classifier", LEAKAGE_IS: "as printed", "seeds": "",
