@@ -76,6 +76,7 @@ class VFAE(Learner):
                "the S groups' codes; releases the code z1; budget = MMD weight beta (more = more private), "
                "NOT a distortion budget")
     serves = Serves(kinds=("mixture",), distortions=("mse",))
+    distortions = ("mse",)
     observations = ("useful", "full")
     privacies = ("mi", "map")
     test_params = {"latent_dim": 2, "hidden": 8, "steps": 15, "batch_size": 32}
