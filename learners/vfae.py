@@ -1,8 +1,9 @@
 """Variational fair autoencoder (Louizos, Swersky, Li, Welling & Zemel, "The Variational Fair
 Autoencoder", ICLR 2016): the generative-filter paper's Table 2 comparison.
 
-A VAE whose encoder q(z1 | x, s) and decoder p(x | z1, s) both see S, so that z1
-need not carry S to reconstruct x, plus ``budget`` times the maximum mean
+A VAE whose decoder p(x | z1, s) sees S, so that z1 need not carry S to
+reconstruct x (the encoder q(z1 | x, s) sees it too with ``encode_s=True``, as in
+the paper; by default it does not, see the parameter), plus ``budget`` times the maximum mean
 discrepancy between the codes z1 of the S groups (all pairs of groups for
 |S| > 2); see :mod:`privbench.learners.nn.vfae` for the objective.  The release
 is the code z1 (its posterior mean by default; a draw from q with
@@ -66,7 +67,9 @@ class VFAE(Learner):
         Release a draw z1 ~ q(z1 | x, s) rather than its mean (the MMD is then taken on draws).
     encode_s : bool
         Whether the encoder sees S where the task observes W = (S, U) (Louizos et al.'s q(z1 | x, s));
-        False: q(z1 | x), the decoder still gets S.
+        False (default): q(z1 | x), the decoder still gets S.  With S in the encoder the released code
+        told S apart better than the raw data on UCI-Abalone (fresh classifier 0.68-0.81 against 0.57,
+        beta 0-100; :mod:`privbench.learners.nn.vfae`).
     threads : int or None
         torch intra-op threads while training on CPU.
     """
@@ -124,8 +127,8 @@ class VFAE(Learner):
         with torch_threads(self.threads if device.type == "cpu" else None):
             members, last = train_vfae(samples, task, hp, budgets, seed, device)
         prior = np.bincount(np.asarray(samples.s, dtype=np.int64), minlength=task.n_s) / len(samples)
-        cfg = {"latent_dim": hp["latent_dim"], "full": task.observation == "full" and hp["encode_s"], "release": self.release,
-               "sample_posterior": bool(self.sample_posterior), "s_prior": prior.tolist()}
+        cfg = {"latent_dim": hp["latent_dim"], "full": task.observation == "full" and hp["encode_s"],
+               "release": self.release, "sample_posterior": bool(self.sample_posterior), "s_prior": prior.tolist()}
         out: list[Mechanism] = []
         for i, tensors in enumerate(members):
             info = {"steps": hp["steps"], "latent_dim": hp["latent_dim"], "release": self.release,
