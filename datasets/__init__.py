@@ -21,6 +21,7 @@ from .scenarios import (
     make_scenario,
 )
 from . import labelled  # noqa: F401 - registers the labelled scenarios (no known optimum) in SCENARIOS
+from . import tabular  # noqa: F401 - registers the UCI tables (no known optimum) in SCENARIOS
 
 __all__ = [
     "InputError", "OBSERVATIONS", "Samples", "check_observation", "SCENARIOS", "Binary",

@@ -101,6 +101,9 @@ class LabelledScenario(Scenario):
     has_optimum: ClassVar[bool] = False
     #: Distortions besides the scenario's own that its task can be stated for (images: ``logloss``).
     other_distortions: ClassVar[tuple[str, ...]] = ()
+    #: Rows come from a fixed train / held-out partition (images, UCI tables), not fresh model draws:
+    #: the evaluators then use the whole train partition and at most :meth:`part_size` held-out rows.
+    fixed_rows: ClassVar[bool] = False
     s_label: str
     utility_label: str
 
@@ -137,6 +140,10 @@ class LabelledScenario(Scenario):
         if family is not None:
             raise InputError(f"family={family!r} does not apply to {self.name} (families exist for binary-gmm only)")
         return privacy, observation, None
+
+    def part_size(self, part: str) -> int:  # pragma: no cover
+        """Rows of the fixed partition ``part`` (only where ``fixed_rows``)."""
+        raise NotImplementedError
 
     def label_prior(self, label: str, part: str = "held-out") -> np.ndarray:  # pragma: no cover
         """True frequencies of ``label``'s values in ``part``, shape (n_classes,)."""
@@ -190,6 +197,7 @@ class ImageScenario(LabelledScenario):
     distortion_name: ClassVar[str] = "xent"
     other_distortions: ClassVar[tuple[str, ...]] = ("logloss",)
     label_names: ClassVar[tuple[str, ...]] = IMAGE_LABELS
+    fixed_rows: ClassVar[bool] = True
     labeling: str
 
     def __post_init__(self) -> None:
@@ -216,6 +224,9 @@ class ImageScenario(LabelledScenario):
     def max_n(self) -> int:
         """Rows of the train partition: the largest n :meth:`sample` accepts."""
         return len(self.partition()[0])
+
+    def part_size(self, part: str) -> int:
+        return len(self.partition()[PARTS.index(self._check_part(part))])
 
     def task_for(self, observation: str, privacy: str = "map", distortion: str | None = None) -> Task:
         """The ``image`` task: per-pixel ``xent``, or ``logloss`` (H(utility label | Z), n_u its classes)."""

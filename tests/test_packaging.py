@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHIPPED = (".py", ".yaml", ".json", ".j2")  # .json: the shipped suites' baselines; .j2: the report templates
+SHIPPED = (".py", ".yaml", ".json", ".j2", ".gz")  # .json: the shipped suites' baselines; .j2: the report
+# templates; .gz: the bundled UCI files
 
 
 def _package_dirs() -> dict[str, str]:

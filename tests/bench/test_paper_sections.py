@@ -244,3 +244,34 @@ def test_two_user_raw_accuracies_of_two_evaluators_stay_apart():
     a = t.set_index("user").loc["user-a"]
     assert a["private acc (raw)"] == "raw-one: 0.900; raw-two: 0.700"  # never their mean, 0.800
     assert a["raw evaluator"] == "raw-one, raw-two"
+
+
+def _uci_row(learner: str, budget: float, rep: int, s_acc: float, label: str, u_acc: float) -> dict:
+    evs = [{"metric": "map", "value": s_acc, "evaluator": "fresh-classifier", "kind": "lower-bound"},
+           {"metric": "utility", "value": u_acc, "evaluator": "fresh-classifier", "kind": "lower-bound",
+            "detail": {"label": label, "accuracy": {label: u_acc, "sex": s_acc}}}]
+    return _row(learner=learner, budget=budget, rep=rep, evaluations=json.dumps(evs), bound_kind="none",
+                scenario="abalone", scenario_id="abalone-mfi")
+
+
+def test_filter_tables_2_and_3_show_ours_beside_the_printed_rows():
+    from privbench.bench.reports.paper import reference_values
+    from privbench.bench.reports.sections import SECTIONS
+
+    ref = reference_values()
+    g = pd.DataFrame([_uci_row("vfae", 10.0, 0, 0.40, "rings", 0.70), _uci_row("vfae", 10.0, 1, 0.50, "rings", 0.72),
+                      _uci_row("identity", 0.0, 0, 0.55, "rings", 0.77)])
+    (t3,) = _tables(SECTIONS["filter-table3"].render("filter-abalone", g, ref))
+    t3 = t3.set_index("model")
+    assert t3.loc["ours: vfae MMD weight=10", "seeds"] == 2
+    assert t3.loc["ours: vfae MMD weight=10", "private (sex) acc"].startswith("0.450 ± ")
+    assert t3.loc["ours: raw data (identity)", "utility (rings > 10) acc"] == "0.770"
+    assert t3.loc["paper: raw", "private (sex) acc"] == "0.546 ± 0.011"
+    assert t3.loc["paper: generative filter b=10", "utility (rings > 10) acc"] == "0.707 ± 0.011"
+    g2 = pd.DataFrame([_uci_row("latent-filter", 1.0, 0, 0.70, "income", 0.80)])
+    (t2,) = _tables(SECTIONS["filter-table2"].render("filter-adult", g2, ref))
+    t2 = t2.set_index("model")
+    assert t2.loc["ours: latent-filter KL b=1", "utility (income) acc"] == "0.800"
+    assert t2.loc["paper: VFAE", "private (gender) acc"] == "0.802 ± 0.009"
+    assert t2.loc["paper: LMIFR", "paper: utility auroc"] == "0.741 ± 0.013"
+    assert set(t2["leakage is"]) == {"lower bound", "as printed"}

@@ -13,6 +13,7 @@ REQUIRED = [
     "ppan-fig3/useful", "ppan-fig3/full", "ppan-fig4", "ppan-fig5/useful", "ppan-fig5/full", "ppan-fig6",
     "ppan-images", "gap-fig5/p0.5", "gap-fig5/p0.75", "gap-tables", "chi2-fig4/independent",
     "chi2-fig4/correlated", "filter-mnist/digit", "filter-mnist/ge5-parity", "filter-two-user",
+    "filter-adult", "filter-abalone",
     "mismatch/binary-gmm", "mismatch/gaussian-scalar", "sample-complexity/symmetric-pair",
     "sample-complexity/binary", "sample-complexity/gaussian-scalar", "sample-complexity/gaussian-vector",
 ]

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from ..render import Block
+from .filter_uci import table2_section, table3_section
 from .gap_tables import gap_table_blocks
 from .labelled import filter_table1_section, labelled_blocks, two_user_blocks
 from .mismatch import mismatch_blocks, mismatch_overview
@@ -40,6 +41,8 @@ SECTIONS: dict[str, Section] = {
     "per-component": Section(lambda name, g, ref: per_component_blocks(g)),
     "sample-complexity": Section(lambda name, g, ref: sample_complexity_blocks(name, g), replaces_points=True),
     "filter-table1": Section(filter_table1_section),
+    "filter-table2": Section(table2_section),
+    "filter-table3": Section(table3_section),
 }
 
 __all__ = ["SECTIONS", "Section", "labelled_blocks", "mismatch_blocks", "mismatch_overview", "two_user_blocks"]
