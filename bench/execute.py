@@ -7,7 +7,8 @@ evaluates fresh samples (``Case.eval_seed``) with the bench's evaluators
 the optimum at the achieved distortion and at the budget
 (:mod:`privbench.theory`), and scores the gap (:mod:`privbench.bench.scores`).
 A scenario with no known optimum (labelled data) is stored with
-``bound_kind="none"``, NaN optimum and gap, and its overshoot.  A case with a
+``bound_kind="none"``, NaN optimum and gap, and its overshoot (0 when the mechanism's
+``info["budget_kind"]`` says its budget is not a distortion budget).  A case with a
 ``protocol`` runs that protocol instead (:mod:`privbench.bench.protocols`).
 It never raises for a failing case: an exception or a NaN is a Record with
 ``status="failed"`` and the error.
@@ -116,7 +117,11 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     leak, dist = headline(evals, case.privacy), headline(evals, "distortion")
     out.update(guarantee_fields(sc, case.privacy, leak.value))
     if not sc.has_optimum:  # labelled data: a learned point with no optimum to score
-        return {**out, **no_bound_fields(max(0.0, float(dist.value) - float(budget)))}
+        # a budget the mechanism declares to be no distortion budget (budget_kind, e.g. the chi-square
+        # sanitizer's eta) cannot be overshot by the distortion
+        kind = (getattr(mech, "info", None) or {}).get("budget_kind", "distortion")
+        over = max(0.0, float(dist.value) - float(budget)) if kind == "distortion" else 0.0
+        return {**out, **no_bound_fields(over)}
     opt = optimum(sc, budget, case.privacy, case.observation, case.family, distortion=dist_name)
 
     def optimum_at(d: float) -> float:

@@ -231,7 +231,7 @@ class LatentFilter(Learner):
         out: dict[Any, Mechanism | list[Mechanism]] = {}
         for user, s_u in zip(users, seed_users):
             rows = ids == user
-            part = Samples(np.asarray(samples.s)[rows], np.asarray(samples.u)[rows])
+            part = samples.take(rows)
             out[user.item() if hasattr(user, "item") else user] = self.fit_filter(ae, part, task, budget,
                                                                                   s_u % 2**31, device)
         return out
