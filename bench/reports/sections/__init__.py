@@ -23,6 +23,7 @@ from .gap_tables import gap_table_blocks
 from .labelled import filter_table1_section, labelled_blocks, two_user_blocks
 from .mismatch import mismatch_blocks, mismatch_overview
 from .per_component import per_component_blocks
+from .privacy_utility import privacy_utility_blocks
 from .sample_complexity import sample_complexity_blocks
 
 
@@ -40,6 +41,7 @@ SECTIONS: dict[str, Section] = {
     "per-component": Section(lambda name, g, ref: per_component_blocks(g)),
     "sample-complexity": Section(lambda name, g, ref: sample_complexity_blocks(name, g), replaces_points=True),
     "filter-table1": Section(filter_table1_section),
+    "privacy-utility": Section(privacy_utility_blocks),
 }
 
 __all__ = ["SECTIONS", "Section", "labelled_blocks", "mismatch_blocks", "mismatch_overview", "two_user_blocks"]
