@@ -169,7 +169,7 @@ class LatentFilter(Learner):
         """The declarations' refusal, or: ``formulation="utility"`` on a task without utility labels."""
         why = super().refusal(task)
         if why is None and self.formulation == "utility" and not task.utility:
-            why = "formulation='utility' trains a utility classifier, but the task declares no utility labels"
+            why = "trains a utility classifier (formulation='utility'), but the task declares no utility labels"
         return why
 
     def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
