@@ -7,7 +7,8 @@ evaluates fresh samples (``Case.eval_seed``) with the bench's evaluators
 the optimum at the achieved distortion and at the budget
 (:mod:`privbench.theory`), and scores the gap (:mod:`privbench.bench.scores`).
 A scenario with no known optimum (labelled data) is stored with
-``bound_kind="none"``, NaN optimum and gap, and its overshoot.  A case with a
+``bound_kind="none"``, NaN optimum and gap, and its overshoot (0 when the case's learner
+declares its budget is not a distortion budget, ``Learner.budget_kind``).  A case with a
 ``protocol`` runs that protocol instead (:mod:`privbench.bench.protocols`).
 It never raises for a failing case: an exception or a NaN is a Record with
 ``status="failed"`` and the error.
@@ -117,7 +118,10 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     leak, dist = headline(evals, case.privacy), headline(evals, "distortion")
     out.update(guarantee_fields(sc, case.privacy, leak.value))
     if not sc.has_optimum:  # labelled data: a learned point with no optimum to score
-        return {**out, **no_bound_fields(max(0.0, float(dist.value) - float(budget)))}
+        # a learner whose budget is no distortion budget (Learner.budget_kind, read from the case's learner
+        # and parameters, not from the mechanism: e.g. the chi-square sanitizer's eta) cannot overshoot it
+        over = max(0.0, float(dist.value) - float(budget)) if case_budget_kind(case) == "distortion" else 0.0
+        return {**out, **no_bound_fields(over)}
     opt = budget_optimum(sc, budget, case.privacy, case.observation, case.family, dist_name)
 
     def optimum_at(d: float) -> float:
@@ -142,3 +146,14 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     if reason is not None:  # scored from the releases only; the mechanism's description failed its test
         out.update(status="inconsistent", error=reason)
     return out
+
+
+def case_budget_kind(case: Any) -> str:
+    """``Learner.budget_kind()`` of the case's learner with its parameters (``"distortion"`` if it cannot
+    be built here: a declaration, so a missing one means the common meaning)."""
+    from privbench.learners import make_learner
+
+    try:
+        return str(make_learner(case.learner, **case.learner_params).budget_kind())
+    except Exception:  # noqa: BLE001 - the fit already refused or recorded a bad learner
+        return "distortion"

@@ -19,12 +19,15 @@ testing``           correlated | a in (0, 0.5);
 
 Images also state a ``logloss`` task (``task(observation, privacy, "logloss")``): the
 mechanism observes the image U as before and utility is the log-loss of the scenario's
-utility label (circle or parity), H(label | Z); the samples carry that label as
-``Samples.utility`` (every image draw does) and the task its alphabet size as ``n_u``.
+utility label (circle or parity), H(label | Z); the samples carry that label in
+``Samples.utility`` (every image draw does) and the task declares it (``Task.utility``) with its
+alphabet size as ``n_u``.
 
 Images (``mnist-subset``: 5,000 images 28x28; ``digits``: 1,797 images 8x8): the
 fixed partition is ``ImageData.split(test_fraction=0.2, seed=0)`` -> (train,
-held-out), the same for every labeling.  :meth:`ImageScenario.sample` draws n rows
+held-out), the same for every labeling.  The learner's task declares the scenario's
+utility label (``circle`` or ``parity``) in ``Task.utility`` and its samples carry it in
+``Samples.utility``; the other derived labels stay with the evaluators.  :meth:`ImageScenario.sample` draws n rows
 WITHOUT replacement from the train partition (n at most its size:
 4,000 for mnist-subset, 1,438 for digits).  Task kind ``image`` with the per-pixel
 cross-entropy distortion (``xent``, as :meth:`ImageData.task`).  Derived labels:
@@ -36,8 +39,8 @@ Hypothesis testing (chi-square paper §V-A, Fig. 4): S, U in {-1, 1} stored as 0
 ``independent`` is a = 0.25, ``correlated`` a = 0.4.  The observation is
 X = A [S'^2, U'^2, S'U', S', U']^T with S' ~ N(S, 1), U' ~ N(U, 1) (S, U as -1/+1)
 and A a fixed 5x5 matrix of independent standard normal entries drawn with
-``numpy.random.default_rng(matrix_seed)``.  Samples(s=S, u=X of shape (n, 5)); the
-utility label is U.  Task kind ``mixture`` (finite S, continuous U in R^5, MSE
+``numpy.random.default_rng(matrix_seed)``.  Samples(s=S, u=X of shape (n, 5),
+utility={"u": U}); the utility label is U (``Task.utility == (("u", 2),)``).  Task kind ``mixture`` (finite S, continuous U in R^5, MSE
 distortion E||Z - X||^2).  Both "partitions" are fresh draws from the model.
 """
 
@@ -232,8 +235,9 @@ class ImageScenario(LabelledScenario):
         """The ``image`` task: per-pixel ``xent``, or ``logloss`` (H(utility label | Z), n_u its classes)."""
         if self.other_distortion(distortion) == "logloss":
             shape = self.partition()[0].shape
+            n_u = int(IMAGE_CLASSES[self.utility_label])
             return Task("image", observation, privacy, "logloss", n_s=int(IMAGE_CLASSES[self.s_label]),
-                        n_u=int(IMAGE_CLASSES[self.utility_label]), d_u=int(np.prod(shape)), image_shape=shape)
+                        n_u=n_u, d_u=int(np.prod(shape)), image_shape=shape, utility=((self.utility_label, n_u),))
         return self.partition()[0].task(observation, privacy, "xent")
 
     def sample(self, n: int, rng: np.random.Generator) -> Samples:
@@ -254,8 +258,9 @@ class ImageScenario(LabelledScenario):
                                  f"(maximum {len(data)} rows)")
             idx = rng.choice(len(data), size=n, replace=False)
         labels = image_labels(data.labels[idx])
-        samples = Samples(data.s[idx].copy(), data.flat[idx].copy(), labels[self.utility_label].copy())
-        return Draw(samples, labels, dict(IMAGE_CLASSES), rows[idx])
+        util = {self.utility_label: labels[self.utility_label].copy()}
+        return Draw(Samples(data.s[idx].copy(), data.flat[idx].copy(), util), labels, dict(IMAGE_CLASSES),
+                    rows[idx])
 
     def label_prior(self, label: str, part: str = "held-out") -> np.ndarray:
         """Frequencies of ``label`` over the whole partition ``part``, shape (n_classes,)."""
@@ -357,7 +362,7 @@ class HypothesisTesting(LabelledScenario):
 
     def task_for(self, observation: str, privacy: str = "map", distortion: str | None = None) -> Task:
         self.other_distortion(distortion)
-        return Task("mixture", observation, privacy, "mse", n_s=2, d_u=5)
+        return Task("mixture", observation, privacy, "mse", n_s=2, d_u=5, utility=(("u", 2),))
 
     def label_prior(self, label: str, part: str = "held-out") -> np.ndarray:
         """Exact marginal of ``s`` or ``u`` (both are (1/2, 1/2) for this model)."""
@@ -382,7 +387,7 @@ class HypothesisTesting(LabelledScenario):
         feats = np.stack([sp * sp, up * up, sp * up, sp, up], axis=1)
         x = feats @ self.matrix().T
         s, u = s.astype(np.int64), u.astype(np.int64)
-        return Draw(Samples(s, x), {"s": s.copy(), "u": u}, {"s": 2, "u": 2}, None)
+        return Draw(Samples(s, x, {"u": u.copy()}), {"s": s.copy(), "u": u}, {"s": 2, "u": 2}, None)
 
 
 LABELLED_SCENARIOS: tuple[type[LabelledScenario], ...] = (MnistSubset, Digits, HypothesisTesting)  # type: ignore[assignment]

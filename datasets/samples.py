@@ -7,6 +7,7 @@ what the mechanism observes, ``Z`` the release.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -34,28 +35,40 @@ class Samples:
         Sensitive attribute S.
     u : ndarray, shape (n,) of int for finite alphabets, or (n, d_u) of float
         Useful attribute U.
-    utility : ndarray, shape (n,) of int, or None
-        A utility label derived from U, where utility is measured on a label rather than on U
-        itself: image tasks under the ``logloss`` distortion (U the image the mechanism
-        observes, the distortion H(label | Z)).  None otherwise.
+    utility : dict of str -> ndarray of shape (n,), int, or None
+        Utility labels beside S (e.g. ``{"circle": ...}`` for the digit images, ``{"u": ...}``
+        for the chi-square paper's hypothesis test), named as the task's ``Task.utility``
+        declares them; None (the default) when the rows carry none.  Learners that ignore
+        utility labels never read it; :meth:`Task.check_samples` validates it.
     """
 
     s: np.ndarray
     u: np.ndarray
-    utility: np.ndarray | None = None
+    utility: Mapping[str, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
         if len(self.s) != len(self.u):
             raise InputError(
                 f"samples have {len(self.s)} values of S but {len(self.u)} of U (must match)"
             )
-        if self.utility is not None and len(self.utility) != len(self.s):
-            raise InputError(
-                f"samples have {len(self.s)} values of S but {len(self.utility)} utility labels (must match)"
-            )
+        if self.utility is not None:
+            if not isinstance(self.utility, Mapping):
+                raise InputError(f"samples utility must be a dict of label name -> labels, "
+                                 f"got {type(self.utility).__name__}")
+            for name, labels in self.utility.items():
+                m = len(np.atleast_1d(np.asarray(labels)))
+                if m != len(self.s):
+                    raise InputError(f"samples have {len(self.s)} values of S but {m} of utility label "
+                                     f"{name!r} (must match)")
 
     def __len__(self) -> int:
         return len(self.s)
+
+    def take(self, rows: Any) -> "Samples":
+        """Rows ``rows`` (an int array or a boolean mask) of S, U and every utility label."""
+        idx = np.asarray(rows)
+        util = None if self.utility is None else {k: np.asarray(v)[idx] for k, v in self.utility.items()}
+        return Samples(np.asarray(self.s)[idx], np.asarray(self.u)[idx], util)
 
     def observed(self, observation: str, n_u: int | None = None) -> np.ndarray:
         """What the mechanism sees, W.

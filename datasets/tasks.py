@@ -21,6 +21,13 @@ What the mechanism observes, W (see :meth:`Samples.observed`): ``useful`` is
 W = U; ``full`` is W = (S, U): for ``finite`` the flat index s * n_u + u, for
 ``gaussian`` the columns [S, U], for ``mixture``/``image`` the columns [S, U]
 with S as a float column.
+
+Utility labels (``Task.utility``): a task may declare labels beside S that the
+training samples carry (``Samples.utility``), e.g. ``circle`` for the digit
+images with labeling ``digit``, ``u`` for the chi-square paper's hypothesis
+test.  Learners that train against a utility classifier (the chi-square
+sanitizer's and the latent filter's ``formulation="utility"``) read them;
+every other learner ignores them.  They never enter W or the release.
 """
 
 from __future__ import annotations
@@ -60,6 +67,10 @@ class Task:
         d[u][z] for ``matrix`` (and ``hamming``, where it is 1 - I).
     image_shape : tuple of int or None
         For ``image``: the shape of one image, prod = d_u.
+    utility : tuple of (str, int) pairs
+        Utility labels the training samples carry beside S: (name, number of classes), each
+        label an integer in 0..n_classes-1 per row (``Samples.utility[name]``); empty (the
+        default) when there are none.  Names are unique non-empty strings; n_classes >= 2.
     """
 
     kind: str
@@ -73,8 +84,10 @@ class Task:
     d_u: int | None = None
     distortion_matrix: tuple[tuple[float, ...], ...] | None = None
     image_shape: tuple[int, ...] | None = None
+    utility: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "utility", _utility_labels(self.utility))
         _choice("task kind", self.kind, TASK_KINDS)
         _choice("observation", self.observation, OBSERVATIONS)
         _choice("privacy", self.privacy, PRIVACIES)
@@ -116,6 +129,9 @@ class Task:
             if self.n_u is None:
                 raise InputError("an image task with distortion='logloss' needs n_u "
                                  "(the utility label's alphabet size)")
+            if len(self.utility) != 1 or self.utility[0][1] != self.n_u:
+                raise InputError(f"an image task with distortion='logloss' declares exactly one utility label with "
+                                 f"n_u={self.n_u} classes (the label of H(U | Z)), got utility={self.utility!r}")
         elif self.distortion not in ("mse", "xent"):  # (not finite)
             raise InputError(f"distortion={self.distortion!r} is not for {self.kind} tasks "
                              f"(allowed: mse, xent{', logloss' if self.kind == 'image' else ''})")
@@ -143,6 +159,11 @@ class Task:
         extra = (self.d_s if self.kind == "gaussian" else 1) if self.observation == "full" else 0
         return self.d_u + extra  # type: ignore[operator]
 
+    @property
+    def utility_classes(self) -> dict[str, int]:
+        """The utility labels as an ordered dict name -> number of classes ({} when none)."""
+        return dict(self.utility)
+
     def distortion_array(self) -> np.ndarray:
         """d[u][z] as an array, shape (n_u, n_z) (finite tasks only)."""
         if self.distortion_matrix is None:
@@ -160,6 +181,8 @@ class Task:
             d["distortion_matrix"] = tuple(map(tuple, d["distortion_matrix"]))
         if d.get("image_shape") is not None:
             d["image_shape"] = tuple(d["image_shape"])
+        if d.get("utility") is not None:
+            d["utility"] = _utility_labels(d["utility"])
         return cls(**d)
 
     def with_privacy(self, privacy: str) -> "Task":
@@ -170,8 +193,8 @@ class Task:
         """Validate training samples against this task; return them as canonical arrays.
 
         Finite labels become int64 of shape (n,); continuous attributes float64 of
-        shape (n, d); a finite S of a mixture/image task int64 of shape (n,); the utility
-        labels of an image ``logloss`` task int64 of shape (n,) (dropped for other tasks).
+        shape (n, d); a finite S of a mixture/image task int64 of shape (n,); the declared
+        utility labels (``Task.utility``) int64 of shape (n,) each (undeclared ones dropped).
 
         Raises
         ------
@@ -194,12 +217,24 @@ class Task:
             u = _vectors("U", samples.u, self.d_u)  # type: ignore[arg-type]
             if self.kind == "image" and (u.min() < 0 or u.max() > 1):
                 raise InputError(f"image pixels must lie in [0, 1], got range [{u.min():.3g}, {u.max():.3g}]")
-        if self.kind == "image" and self.distortion == "logloss":
-            if samples.utility is None:
-                raise InputError("an image task with distortion='logloss' needs Samples(s, u, utility=labels): "
-                                 "the utility label the log-loss is measured on")
-            return Samples(s, u, _labels("utility label", samples.utility, self.n_u))  # type: ignore[arg-type]
-        return Samples(s, u)
+        return Samples(s, u, self._check_utility(samples))
+
+    def _check_utility(self, samples: Samples) -> dict[str, np.ndarray] | None:
+        """The declared utility labels of ``samples`` as int64 (n,) arrays (None when the task has none).
+
+        Labels the task does not declare are dropped (a task without utility labels accepts
+        any samples); a declared label that is missing or malformed is an InputError.
+        """
+        if not self.utility:
+            return None
+        given = dict(samples.utility or {})
+        out = {}
+        for name, card in self.utility:
+            if name not in given:
+                raise InputError(f"samples carry no utility label {name!r} (the task declares "
+                                 f"{', '.join(n for n, _ in self.utility)}; pass Samples(s, u, utility={{...}}))")
+            out[name] = _labels(f"utility label {name!r}", given[name], card)
+        return out
 
     def observe(self, samples: Samples) -> np.ndarray:
         """W for (already checked) samples: int64 (n,) for finite, float64 (n, d_w) otherwise."""
@@ -215,6 +250,28 @@ class Task:
         if self.kind == "finite":
             return _labels("W", w, self.n_w)  # type: ignore[arg-type]
         return _vectors("W", w, self.d_w)  # type: ignore[arg-type]
+
+
+def _utility_labels(value: Any) -> tuple[tuple[str, int], ...]:
+    """Canonical ``Task.utility``: a tuple of (name, n_classes) pairs (also from a dict or JSON lists)."""
+    if value is None:
+        return ()
+    items = list(value.items()) if isinstance(value, dict) else value
+    if isinstance(items, (str, bytes)) or not isinstance(items, (tuple, list)):
+        raise InputError(f"task utility={value!r} must be a sequence of (name, n_classes) pairs")
+    out: list[tuple[str, int]] = []
+    for item in items:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise InputError(f"task utility entry {item!r} must be a (name, n_classes) pair")
+        name, card = item
+        if not isinstance(name, str) or not name.strip():
+            raise InputError(f"task utility label name {name!r} must be a non-empty string")
+        if isinstance(card, bool) or not isinstance(card, (int, np.integer)) or card < 2:
+            raise InputError(f"task utility label {name!r} has n_classes={card!r} (must be an integer >= 2)")
+        if name in (n for n, _ in out):
+            raise InputError(f"task utility label {name!r} is declared twice (names must be unique)")
+        out.append((name, int(card)))
+    return tuple(out)
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:

@@ -240,6 +240,16 @@ class Learner(ABC):
         """The learner's ``serves`` as a :class:`~privbench.learners.serves.Serves`."""
         return as_serves(cls.serves)
 
+    def budget_kind(self) -> str:
+        """What a budget means for this learner with its parameters: ``"distortion"`` (the task's
+        distortion <= budget: the bench flags an overshoot) or another name (e.g. ``"chi2-level"``:
+        the bench still measures the distortion but never calls it an overshoot of the budget).
+
+        A declaration of the learner's interface, like ``serves``: the bench reads it from the case's
+        learner and parameters, never from a fitted mechanism's account of itself.
+        """
+        return "distortion"
+
     def refusal(self, task: Task) -> str | None:
         """Why this learner cannot train for ``task`` (one phrase), or None when it can.
 

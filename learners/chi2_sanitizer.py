@@ -14,10 +14,13 @@ S, a noisy measurement X of (S, U) that the sanitizer perturbs, the release Y,
 and a utility hypothesis U scored by a classifier.  In a privbench ``mixture``
 task the paper's S is our S (a label), the paper's X is our U (continuous, what
 the mechanism observes: W = U, or W = (S, U) with observation ``full``), and
-the paper's Y is our release Z.  The paper's utility hypothesis has no
-counterpart: a privbench task scores utility by the distortion E||Z - U||^2,
-which is the paper's other example of a utility function (§IV-A, "the
-reconstruction loss of X from Y by letting U = X").  The ``gaussian`` kind
+the paper's Y is our release Z.  The paper's utility hypothesis is the task's
+utility label (``Task.utility``): ``formulation="utility"`` trains against a
+classifier of it with eta as the budget, the paper's objective
+(:mod:`~privbench.learners.chi2_utility`).  The default ``formulation="distortion"``
+scores utility by E||Z - U||^2 instead, the paper's other example of a utility
+function (§IV-A, "the reconstruction loss of X from Y by letting U = X"), and
+reads budgets as distortion budgets (below).  The ``gaussian`` kind
 (continuous S) uses the same estimator with permuted pairs for the product
 p_S p_Z.
 
@@ -70,6 +73,7 @@ from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice
+from .chi2_utility import noise_amplitude, s_tensors, train_utility_sanitizers
 from .nn.chi2 import Critic
 from .nn.core import ADVERSARY_CHECK_N, check_loss, generator, init_module, seeds, to_tensor, torch_threads
 from .nn.sweep import SweepMLP, sweep_slice
@@ -79,6 +83,7 @@ from .serves import Serves
 
 CONDITIONS = ("auto", "none", "s", "w")
 UTILITIES = ("identity", "mlp")
+FORMULATIONS = ("distortion", "utility")
 
 # schedule -> hyper-parameter defaults (paper: §V-A, 5-layer MLPs, Adam 1e-4, batch 500)
 SCHEDULES: dict[str, dict[str, Any]] = {
@@ -120,6 +125,12 @@ class Chi2Sanitizer(Learner):
         Normalise the noise to batch power 1 so that the distortion equals the budget (identity
         utility) and the hinge never binds; loses nothing, since adding independent noise to
         use up a budget never increases chi2(S; Z) (data processing).
+    formulation : {"distortion", "utility"}
+        ``distortion`` (default): the budget is a distortion budget (module docstring).
+        ``utility``: the paper's objective (25) with a utility classifier on the task's utility
+        labels, the budget being the chi-square privacy level eta
+        (:mod:`~privbench.learners.chi2_utility`); needs a task with ``Task.utility`` and
+        ``utility="identity"``; ``penalty`` and ``fill_budget`` do not apply.
     threads : int or None
         torch intra-op threads while training on CPU.
     """
@@ -136,7 +147,7 @@ class Chi2Sanitizer(Learner):
                  layers: int | None = None, critic_steps: int | None = None, condition: str = "auto",
                  noise_dim: int | None = None, utility: str = "identity", privacy_weight: float = 1.0,
                  penalty: float = 10.0, eta: float = 0.0, lam_m: float = 1e-4, fill_budget: bool = True,
-                 threads: int | None = 1) -> None:
+                 formulation: str = "distortion", threads: int | None = 1) -> None:
         self.schedule = schedule
         self.steps = steps
         self.batch_size = batch_size
@@ -153,13 +164,31 @@ class Chi2Sanitizer(Learner):
         self.eta = eta
         self.lam_m = lam_m
         self.fill_budget = fill_budget
+        self.formulation = formulation
         self.threads = threads
+
+    def budget_kind(self) -> str:
+        """``chi2-level`` (the privacy level eta) under ``formulation="utility"``, else a distortion budget."""
+        from .chi2_utility import BUDGET_KIND
+
+        return BUDGET_KIND if self.formulation == "utility" else "distortion"
+
+    def refusal(self, task: Task) -> str | None:
+        """The declarations' refusal, or: ``formulation="utility"`` on a task without utility labels."""
+        why = super().refusal(task)
+        if why is None and self.formulation == "utility" and not task.utility:
+            why = "trains a utility classifier (formulation='utility'), but the task declares no utility labels"
+        return why
 
     def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
         """Hyper-parameters after the schedule's defaults are applied (validated)."""
         check_choice("schedule", self.schedule, tuple(SCHEDULES))
         check_choice("condition", self.condition, CONDITIONS)
         check_choice("utility", self.utility, UTILITIES)
+        check_choice("formulation", self.formulation, FORMULATIONS)
+        if self.formulation == "utility" and self.utility != "identity":
+            raise InputError(f"utility={self.utility!r} does not apply to formulation='utility' (allowed: identity; "
+                             "the utility classifier is a training aid, the release is Y)")
         hp = dict(SCHEDULES[self.schedule])
         for key in hp:
             if getattr(self, key) is not None:
@@ -201,6 +230,12 @@ class Chi2Sanitizer(Learner):
         probe = NoiseSanitizer(task, 0.0, {**config, "amplitude": 0.0}, {})
         w = task.observe(samples)
         cfeat = probe.conditioning(w)
+        if self.formulation == "utility":  # every budget is an eta, 0 included
+            config["amplitude"] = noise_amplitude(u)
+            with torch_threads(self.threads if device.type == "cpu" else None):
+                trained = train_utility_sanitizers(samples, task, budgets, cfeat, config, hp, self.privacy_weight,
+                                                   seed, device)
+            return [NoiseSanitizer(task, float(b), config, tensors, info) for b, (tensors, info) in zip(budgets, trained)]
         active = [i for i, b in enumerate(budgets) if b > 0]
         mechs: list[Mechanism | None] = [None] * len(budgets)
         with torch_threads(self.threads if device.type == "cpu" else None):
@@ -237,7 +272,7 @@ class Chi2Sanitizer(Learner):
         critic = Critic(k, d_u, None if label else task.d_s, task.n_s if label else None, hidden, layers, gen,
                          device, u_mean, u_std)
         ut, ct = to_tensor(u_np, device), to_tensor(cfeat, device)
-        st, p_s = _s_tensors(samples, task, label, device)
+        st, p_s = s_tensors(samples, task, label, device)
         gen_params = list(h.parameters())
         util_params = list(f.parameters()) if f is not None else []
         opt_g = torch.optim.Adam(gen_params + util_params, lr=hp["lr"])
@@ -345,19 +380,6 @@ def _networks(k: int, d_in: int, d_u: int, hidden: int, layers: int, utility_mlp
             f.net[-1].weight.zero_()
             f.net[-1].bias.zero_()
     return h, f
-
-
-def _s_tensors(samples: Samples, task: Task, label: bool, device: torch.device
-               ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """(S, P(S)): labels (n,) and their frequencies for a label S, else the standardised S (n, d_s) and None."""
-    n = len(samples)
-    if label:
-        st = torch.as_tensor(np.asarray(samples.s, dtype=np.int64), device=device)
-        p_s = torch.as_tensor(np.bincount(samples.s, minlength=task.n_s) / n, dtype=torch.float32, device=device)
-    else:
-        sa = np.asarray(samples.s, dtype=float).reshape(n, -1)
-        st, p_s = to_tensor((sa - sa.mean(0)) / np.maximum(sa.std(0), 1e-9), device), None
-    return st, p_s
 
 
 def _score_final_critic(out: list[tuple[dict[str, torch.Tensor], dict[str, Any]]], critic: Critic, forward: Any,

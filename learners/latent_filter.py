@@ -8,10 +8,11 @@ decoder frozen, a linear filter in latent space (eq 49)::
 with w ~ N(0, I) of ``noise_dim`` and y the one-hot S (observation ``full``; the
 standardised S vector for a ``gaussian`` task; absent for ``useful``, where the
 filter only adds noise) is trained adversarially (step 2, eqs 15-17): it
-maximises the loss of an adversary h predicting S from z~ (cross-entropy for a
-label S, squared error for a continuous S) plus ``beta`` times the task
-distortion of the decoded release (our stand-in for the paper's utility
-classifier, since a privbench task has no utility label), subject to a
+minimises minus the loss of an adversary h predicting S from z~ (cross-entropy
+for a label S, squared error for a continuous S) plus ``beta`` times a utility
+loss: the task distortion of the decoded release (``formulation="distortion"``,
+the default), or, as the paper's eq (15), the loss of a utility classifier nu
+on z~ trained on the task's utility labels (``formulation="utility"``), subject to a
 divergence budget enforced by eq (17)'s penalty lambda_1 [D - b]_+ +
 lambda_2 [D - b]_+^2.  Eq (17) prints the square two-sided, (D - b)^2: that pulls
 every filter to D = b whatever its privacy, and with the paper's
@@ -66,11 +67,13 @@ from .nn.core import check_loss, generator, init_module, resolve_device, seeds, 
 from .nn.latent_game import (adversary_loss, filter_divergence, final_adversary, latent_tensors, project_filters,
                              utility_loss)
 from .nn.sweep import SweepMLP, mlp_forward
+from .nn.utility import UtilityHeads, utility_targets
 from .nn.vae import Autoencoder, train_autoencoder
 from .registry import register
 from .serves import Serves
 
 DIVERGENCES = ("kl", "chi2", "mahalanobis")
+FORMULATIONS = ("distortion", "utility")
 SCHEDULES: dict[str, dict[str, Any]] = {
     # paper §6.7: MNIST VAE FC(300)-ELU-FC(300), 10-d latent, gamma=0.1, kappa=1, C_L=4 (eq 14), Adam 1e-3,
     # batch 128, adversary FC(15)-ELU, beta=2, lambda1=lambda2=1000 halved at mid-training (floor 2)
@@ -116,6 +119,10 @@ class LatentFilter(Learner):
         Release from z ~ q(z | u) (True) or from its mean.
     penalty : float
         lambda_1 = lambda_2 of eq (17) at the start; halved at mid-training, floor 2.
+    formulation : {"distortion", "utility"}
+        The filter's utility term (weight ``beta``): the decoded release's task distortion
+        (``distortion``, the default), or the paper's eq (15), the loss of a utility classifier
+        nu on z~ trained on the task's utility labels (``utility``; needs ``Task.utility``).
     threads : int or None
         torch intra-op threads while training on CPU.
     """
@@ -136,7 +143,8 @@ class LatentFilter(Learner):
                  lr: float | None = None, gamma: float | None = None, kappa: float | None = None,
                  lipschitz: float | None = None, adv_hidden: int | None = None, adv_steps: int | None = None,
                  beta: float | None = None, divergence: str = "kl", noise_dim: int | None = None,
-                 sample_posterior: bool = True, penalty: float = 1000.0, threads: int | None = 1) -> None:
+                 sample_posterior: bool = True, penalty: float = 1000.0, formulation: str = "distortion",
+                 threads: int | None = 1) -> None:
         self.schedule = schedule
         self.latent_dim = latent_dim
         self.hidden = hidden
@@ -154,12 +162,25 @@ class LatentFilter(Learner):
         self.noise_dim = noise_dim
         self.sample_posterior = sample_posterior
         self.penalty = penalty
+        self.formulation = formulation
         self.threads = threads
+
+    def budget_kind(self) -> str:
+        """The mean latent divergence (``latent-kl`` ...): never a distortion budget."""
+        return f"latent-{self.divergence}"
+
+    def refusal(self, task: Task) -> str | None:
+        """The declarations' refusal, or: ``formulation="utility"`` on a task without utility labels."""
+        why = super().refusal(task)
+        if why is None and self.formulation == "utility" and not task.utility:
+            why = "trains a utility classifier (formulation='utility'), but the task declares no utility labels"
+        return why
 
     def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
         """Hyper-parameters after the schedule's defaults (validated)."""
         check_choice("schedule", self.schedule, tuple(SCHEDULES))
         check_choice("divergence", self.divergence, DIVERGENCES)
+        check_choice("formulation", self.formulation, FORMULATIONS)
         hp = dict(SCHEDULES[self.schedule])
         for key in self._KEYS:
             if getattr(self, key) is not None:
@@ -231,7 +252,7 @@ class LatentFilter(Learner):
         out: dict[Any, Mechanism | list[Mechanism]] = {}
         for user, s_u in zip(users, seed_users):
             rows = ids == user
-            part = Samples(np.asarray(samples.s)[rows], np.asarray(samples.u)[rows])
+            part = samples.take(rows)
             out[user.item() if hasattr(user, "item") else user] = self.fit_filter(ae, part, task, budget,
                                                                                   s_u % 2**31, device)
         return out
@@ -275,6 +296,27 @@ class LatentFilter(Learner):
         probe = LatentFilterMechanism(task, 0.0, {**cfg}, {**ae.tensors, "gamma": torch.zeros(d_z, d_n)})
         return cfg, label, probe.features(task.observe(samples))
 
+    def _utility_term(self, hp: dict[str, Any], cfg: dict[str, Any], dec: Any, ut: torch.Tensor, samples: Samples,
+                      task: Task, k: int, d_z: int, gen: torch.Generator, device: torch.device) -> Any:
+        """The filter's utility loss for rows idx, ``term(zt, idx) -> (k,)``: the decoded release's
+        distortion (``distortion``), or the loss of utility classifiers nu on z~ (``utility``, eq 15:
+        FC(adv_hidden)-ELU-FC(u) as the adversary; each call first takes one step of nu on the
+        detached z~, then returns nu's loss for the filter to minimise)."""
+        if self.formulation == "distortion":
+            return lambda zt, idx: utility_loss(mlp_forward(dec, "dec", zt, "elu"), ut[idx], cfg)
+        targets = utility_targets(samples.utility, task.utility_classes, device)
+        nu = UtilityHeads(k, d_z, task.utility_classes, hp["adv_hidden"], 2, "elu", gen, device)
+        opt = torch.optim.Adam(nu.parameters(), lr=hp["lr"])
+
+        def term(zt: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+            batch = {name: y[idx] for name, y in targets.items()}
+            opt.zero_grad()
+            nu.loss(zt.detach(), batch).sum().backward()
+            opt.step()
+            return nu.loss(zt, batch)
+
+        return term
+
     def _train_filters(self, ae: Autoencoder, samples: Samples, task: Task, budgets: np.ndarray,
                        hp: dict[str, Any], seed: int, device: torch.device) -> list[Mechanism]:
         cfg, label, feats = self._filter_config(ae, samples, task)
@@ -294,6 +336,7 @@ class LatentFilter(Learner):
         def divergence(g: torch.Tensor, var_b: torch.Tensor, f_b: torch.Tensor) -> torch.Tensor:
             return filter_divergence(self.divergence, g, var_b, f_b, d_n, d_f)
 
+        utility_term = self._utility_term(hp, cfg, dec, ut, samples, task, k, d_z, gen, device)
         for step in range(steps):
             idx = torch.as_tensor(rng.integers(0, n, bs), device=device)
             z = mu[idx] + (var[idx].sqrt() * torch.randn(bs, d_z, generator=ngen, device=device)
@@ -312,7 +355,7 @@ class LatentFilter(Learner):
             lam = max(self.penalty / 2 ** int(2 * step >= steps), 2.0)
             loss = priv + lam * (torch.relu(div - bud) + torch.relu(div - bud) ** 2)
             if hp["beta"] > 0:
-                loss = loss + hp["beta"] * utility_loss(mlp_forward(dec, "dec", zt, "elu"), ut[idx], cfg)
+                loss = loss + hp["beta"] * utility_term(zt, idx)
             check_loss(loss, step, "filter objective (15)-(17)")
             opt_f.zero_grad()
             loss.sum().backward()
@@ -323,7 +366,8 @@ class LatentFilter(Learner):
                                         self.sample_posterior)
         mechs: list[Mechanism] = []
         for i in range(k):
-            info = {**ae.info, "filter_steps": steps, "divergence": self.divergence,
+            info = {**ae.info, "filter_steps": steps, "divergence": self.divergence, "formulation": self.formulation,
+                    "budget_kind": f"latent-{self.divergence}",
                     "training_adversary": adversary[i],
                     "train_divergence": float(final[i]), "projection": float(t[i]),
                     "budget_meaning": f"mean latent {self.divergence} divergence (not a distortion budget)"}

@@ -169,7 +169,7 @@ def train_image_funnel(samples: Samples, task: Task, budgets: np.ndarray, seed: 
     order = np.random.default_rng(s_batch)
     W = to_tensor(task.observe(samples), device)
     S = torch.as_tensor(samples.s, dtype=torch.long, device=device)
-    U = torch.as_tensor(samples.utility, dtype=torch.long, device=device)
+    U = torch.as_tensor(samples.utility[task.utility[0][0]], dtype=torch.long, device=device)  # the label of H(U|Z)
     b = torch.as_tensor(budgets, dtype=torch.float32, device=device)
     mu = torch.zeros(k, device=device)
     rho, dual_lr = float(cfg["penalty"]), float(cfg["dual_lr"])

@@ -99,6 +99,10 @@ class VFAE(Learner):
         self.encode_s = encode_s
         self.threads = threads
 
+    def budget_kind(self) -> str:
+        """The MMD weight beta: never a distortion budget."""
+        return "mmd-weight"
+
     def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
         """Hyper-parameters with latent_dim filled in (validated)."""
         check_choice("release", self.release, RELEASES)

@@ -88,9 +88,11 @@ def mechanism_task(mech: Any, task_of: Any, scenario_id: str, observation: str |
     if not isinstance(task, Task) or not callable(getattr(mech, "release", None)):
         raise InputError(f"mechanism={mech!r} is not a privbench Mechanism (needs .task and .release)")
     want = task_of(observation or task.observation)
-    mine = {**task.to_dict(), "privacy": privacy}
-    if mine != want.to_dict():
-        diff = sorted(k for k in mine if mine[k] != want.to_dict()[k])
+    # utility labels are training data, not part of what the mechanism reads or releases
+    mine = {**task.to_dict(), "privacy": privacy, "utility": None}
+    theirs = {**want.to_dict(), "utility": None}
+    if mine != theirs:
+        diff = sorted(k for k in mine if mine[k] != theirs.get(k))
         raise InputError(f"mechanism was built for a different task than {scenario_id} with observation="
                          f"{want.observation} (differs in: {', '.join(diff)})")
     return want

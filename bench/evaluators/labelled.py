@@ -85,11 +85,9 @@ def _sorted(draw: Any) -> Any:
     if draw.rows is None:
         return draw
     from privbench.datasets.labelled import Draw
-    from privbench.datasets.samples import Samples
 
     o = np.argsort(draw.rows, kind="stable")
-    util = draw.samples.utility
-    return Draw(Samples(draw.samples.s[o], draw.samples.u[o], None if util is None else util[o]),
+    return Draw(draw.samples.take(o),
                 {k: v[o] for k, v in draw.labels.items()},
                 draw.n_classes, draw.rows[o])
 
@@ -192,7 +190,8 @@ def sample_row_distortion(task: Any, train: Any, test: Any, z_tr: np.ndarray, z_
 def logloss_upper_bound(task: Any, train: Any, test: Any, z_tr: np.ndarray, z_te: np.ndarray,
                         seed: int) -> Evaluation:
     """``fresh-logloss`` (:mod:`.heldout_logloss`): the utility label's held-out cross-entropy, >= H(U | Z)."""
-    return heldout_logloss(z_tr, train.samples.utility, z_te, test.samples.utility, int(task.n_u), seed,
+    name = task.utility[0][0]  # the label the log-loss is measured on (the image task's only utility label)
+    return heldout_logloss(z_tr, train.samples.utility[name], z_te, test.samples.utility[name], int(task.n_u), seed,
                            distortion=task.distortion, rows="held-out")
 
 

@@ -88,7 +88,6 @@ def run_two_user(case: Any, device: str = "auto", artifacts: str | os.PathLike |
     every release is made from those files by a release server (:func:`shipped`).
     """
     started, t0 = now(), time.perf_counter()
-    from privbench.datasets.samples import Samples
     from privbench.datasets.scenarios import make_scenario
     from privbench.learners import make_learner
     from privbench.learners.nn import resolve_device, seeds
@@ -102,14 +101,13 @@ def run_two_user(case: Any, device: str = "auto", artifacts: str | os.PathLike |
         parts = np.array_split(np.random.default_rng(s_part).permutation(len(train)), N_PARTS)
         halves = np.array_split(np.random.default_rng(s_half).permutation(len(held)), 2)
         x_tr, ge5_tr, par_tr = train.flat, train.s, train.utility   # labeling ge5-parity: s = ge5, utility = parity
-        task = train.task("full", "map" if case.training_privacy == "map" else "mi")
+        task = train.task("full", "map" if case.training_privacy == "map" else "mi")  # utility: parity
         learner = make_learner(case.learner, **case.learner_params)
         budgets = list(case.budgets)
         t1 = time.perf_counter()
-        ae = learner.fit_autoencoder(Samples(ge5_tr.copy(), x_tr.copy()), task, s_ae % 2**31, dev)
         a, b = parts[0], parts[1]
-        mech_a = learner.fit_filter(ae, Samples(ge5_tr[a], x_tr[a]), task, budgets, s_fa % 2**31, dev)
-        mech_b = learner.fit_filter(ae, Samples(par_tr[b], x_tr[b]), task, budgets, s_fb % 2**31, dev)
+        mech_a, mech_b = _fit_users(learner, task, x_tr, ge5_tr, par_tr, a, b, budgets,
+                                    (s_ae, s_fa, s_fb), dev)
         train_time = time.perf_counter() - t1
     except Exception as exc:  # noqa: BLE001 - recorded, the suite goes on
         return failure_rows(case, "failed", "fit: " + error_text(exc), started, time.perf_counter() - t0, dev)
@@ -161,6 +159,21 @@ def run_two_user(case: Any, device: str = "auto", artifacts: str | os.PathLike |
             row.update(finished_at=now(), wall_time_s=shared + time.perf_counter() - t2)
             rows.append(row)
     return rows
+
+
+def _fit_users(learner: Any, task: Any, x: np.ndarray, ge5: np.ndarray, par: np.ndarray, a: np.ndarray,
+               b: np.ndarray, budgets: list[float], seed_list: tuple[int, int, int], dev: str) -> tuple[Any, Any]:
+    """The VAE on all train rows, then user A's filter (S = >= 5, utility parity) on rows ``a`` and user
+    B's (S = parity, utility >= 5) on rows ``b``; each user's task and samples declare its utility label."""
+    from privbench.datasets.samples import Samples
+    from privbench.datasets.tasks import Task
+
+    s_ae, s_fa, s_fb = seed_list
+    task_b = Task.from_dict({**task.to_dict(), "utility": [["ge5", 2]]})
+    ae = learner.fit_autoencoder(Samples(ge5.copy(), x.copy(), {"parity": par.copy()}), task, s_ae % 2**31, dev)
+    mech_a = learner.fit_filter(ae, Samples(ge5[a], x[a], {"parity": par[a]}), task, budgets, s_fa % 2**31, dev)
+    mech_b = learner.fit_filter(ae, Samples(par[b], x[b], {"ge5": ge5[b]}), task_b, budgets, s_fb % 2**31, dev)
+    return mech_a, mech_b
 
 
 def shipped(mech_a: list[Any], mech_b: list[Any], stack: contextlib.ExitStack,

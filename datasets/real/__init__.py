@@ -25,8 +25,9 @@ labeling        S (sensitive)          utility label
 
 PPAN's MNIST experiment is ``digit`` with the image itself as the useful data (the
 utility label is unused there).  :meth:`ImageData.samples` and :meth:`ImageData.task`
-give the learner's view: ``Samples(s=S, u=flattened image)`` and an ``image`` Task with
-the per-pixel cross-entropy distortion.
+give the learner's view: ``Samples(s=S, u=flattened image, utility={name: label})`` and an
+``image`` Task with the per-pixel cross-entropy distortion declaring the utility label
+(``circle`` or ``parity``, :data:`UTILITY_NAMES`) in ``Task.utility``.
 
 UCI-Adult and UCI-Abalone
 -------------------------
@@ -42,12 +43,12 @@ abalone.py (the Abalone CSV), uci_files.py (the bundled UCI files).
 from .adult import ADULT_CATEGORIES, ADULT_COLUMNS, ADULT_NUMERIC, AdultData, read_adult
 from .abalone import ABALONE_COLUMNS, ABALONE_SEXES, AbaloneData, read_abalone
 from .idx import load_idx_images, read_idx, write_idx
-from .images import (CIRCLE_DIGITS, IMAGE_SETS, LABELINGS, ImageData, derive_labels, image_data, load_digits,
-                     load_images, load_mnist_subset)
+from .images import (CIRCLE_DIGITS, IMAGE_SETS, LABELINGS, UTILITY_NAMES, ImageData, derive_labels, image_data,
+                     load_digits, load_images, load_mnist_subset)
 from .uci_files import UCI_SHA256, load_abalone, load_adult, uci_path
 
 __all__ = [
-    "LABELINGS", "IMAGE_SETS", "CIRCLE_DIGITS", "ImageData", "derive_labels", "image_data",
+    "LABELINGS", "IMAGE_SETS", "CIRCLE_DIGITS", "UTILITY_NAMES", "ImageData", "derive_labels", "image_data",
     "load_mnist_subset", "load_digits", "load_images", "read_idx", "load_idx_images", "write_idx",
     "ADULT_COLUMNS", "ADULT_NUMERIC", "ADULT_CATEGORIES", "AdultData", "read_adult",
     "ABALONE_COLUMNS", "ABALONE_SEXES", "AbaloneData", "read_abalone", "UCI_SHA256", "uci_path", "load_adult",

@@ -15,6 +15,8 @@ from ..tasks import Task
 LABELINGS = ("digit", "ge5-parity")
 IMAGE_SETS = ("mnist-subset", "digits")
 CIRCLE_DIGITS = (0, 6, 8, 9)
+#: The name of each labeling's utility label (``Task.utility``, ``Samples.utility``).
+UTILITY_NAMES = {"digit": "circle", "ge5-parity": "parity"}
 
 
 # --------------------------------------------------------------------------
@@ -60,15 +62,21 @@ class ImageData:
         """Images flattened, shape (n, prod(shape)), float64 in [0, 1]."""
         return self.images.reshape(len(self), -1)
 
+    @property
+    def utility_name(self) -> str:
+        """The utility label's name: ``circle`` (labeling digit) or ``parity`` (ge5-parity)."""
+        return UTILITY_NAMES[self.labeling]
+
     def samples(self) -> Samples:
-        """The learner's training data: ``Samples(s, u, utility)`` with u = :attr:`flat` and the utility label
-        (used by ``logloss`` tasks only)."""
-        return Samples(self.s.copy(), self.flat.copy(), self.utility.copy())
+        """The learner's training data: ``Samples(s, u, utility={name: utility})`` with u = :attr:`flat`."""
+        return Samples(self.s.copy(), self.flat.copy(), {self.utility_name: self.utility.copy()})
 
     def task(self, observation: str = "useful", privacy: str = "mi", distortion: str = "xent") -> Task:
-        """An ``image`` Task for these images (per-pixel cross-entropy by default)."""
+        """An ``image`` Task for these images (per-pixel cross-entropy by default) declaring the
+        utility label (``utility=((utility_name, n_utility),)``)."""
         return Task("image", observation, privacy, distortion, n_s=self.n_s,
-                    d_u=int(np.prod(self.shape)), image_shape=tuple(self.shape))
+                    d_u=int(np.prod(self.shape)), image_shape=tuple(self.shape),
+                    utility=((self.utility_name, self.n_utility),))
 
     def subset(self, index: Any) -> "ImageData":
         """Rows ``index`` (an int array or a boolean mask) as a new ImageData."""

@@ -157,18 +157,19 @@ def test_image_logloss_task_carries_the_utility_label() -> None:
         assert (task.kind, task.distortion, task.n_s, task.n_u, task.d_u) == ("image", "logloss", n_s, 2, 64)
         draw = sc.draw("train", 200, np.random.default_rng(0))
         checked = task.check_samples(draw.samples)
-        assert np.array_equal(checked.utility, draw.labels[label])
+        assert set(checked.utility) == {label} and np.array_equal(checked.utility[label], draw.labels[label])
         assert task.observe(checked).shape == (200, 65)  # [S, image]
         with pytest.raises(InputError, match="utility"):
             task.check_samples(Samples(draw.samples.s, draw.samples.u))
         assert sc.task("useful", "mi").distortion == "xent"
-        assert task.check_samples(draw.samples).utility is not None
-        assert sc.task("useful", "mi").check_samples(draw.samples).utility is None
+        assert task.utility == ((label, 2),) and sc.task("useful", "mi").utility == ((label, 2),)
     with pytest.raises(InputError, match="n_u"):
         Task("image", "useful", "mi", "logloss", n_s=2, d_u=4)
+    with pytest.raises(InputError, match="exactly one utility label"):
+        Task("image", "useful", "mi", "logloss", n_s=2, n_u=2, d_u=4)
     with pytest.raises(InputError, match="outside the alphabet"):
-        Task("image", "useful", "mi", "logloss", n_s=2, n_u=2, d_u=1).check_samples(
-            Samples(np.array([0, 1]), np.array([[0.1], [0.2]]), np.array([0, 2])))
+        Task("image", "useful", "mi", "logloss", n_s=2, n_u=2, d_u=1, utility=(("lbl", 2),)).check_samples(
+            Samples(np.array([0, 1]), np.array([[0.1], [0.2]]), {"lbl": np.array([0, 2])}))
     with pytest.raises(InputError, match="allowed: mse"):
         make_scenario("hypothesis-testing", {}).task("useful", "mi", "logloss")
     with pytest.raises(InputError, match="allowed: xent, logloss"):

@@ -340,6 +340,9 @@ MECH_BREAKS = [("task", "not json"), ("task", "[]"), ("task", "{}"), ("task", '{
                ("budget", float("inf")), ("info", "not json"), ("info", "[]"), ("config", "{"), ("config", "5"),
                ("tensors", 5), ("tensors", None), ("type", None), ("type", "nosuch"), ("format", "x"),
                ("task", "[" * 100000), ("config", "[" * 50000 + "]" * 50000)]
+_T = '{"kind": "finite", "observation": "full", "privacy": "mi", "n_s": 3, "n_u": 3, "n_z": 3, "utility": '
+MECH_BREAKS += [("task", _T + '[["u", 1]]}'), ("task", _T + '"u"}'), ("task", _T + '[[5, 2]]}'),
+                ("task", _T + '{"u": true}}'), ("task", _T + '[["u", 2], ["u", 2]]}'), ("task", _T + '[[]]}')]
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ from .gap_tables import gap_table_blocks
 from .labelled import filter_table1_section, labelled_blocks, two_user_blocks
 from .mismatch import mismatch_blocks, mismatch_overview
 from .per_component import per_component_blocks
+from .privacy_utility import privacy_utility_blocks
 from .sample_complexity import sample_complexity_blocks
 
 
@@ -43,6 +44,7 @@ SECTIONS: dict[str, Section] = {
     "filter-table1": Section(filter_table1_section),
     "filter-table2": Section(table2_section),
     "filter-table3": Section(table3_section),
+    "privacy-utility": Section(privacy_utility_blocks),
 }
 
 __all__ = ["SECTIONS", "Section", "labelled_blocks", "mismatch_blocks", "mismatch_overview", "two_user_blocks"]

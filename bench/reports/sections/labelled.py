@@ -162,7 +162,7 @@ def filter_table1_blocks(f: pd.DataFrame, ref: dict[str, Any]) -> list[Block]:
     t1 = ((ref.get("filter_tables") or {}).get("table1") or {})
     rows = []
     for (lr, b, ev), h in f.groupby(["learner", "budget", "evaluator"], sort=True):
-        if lr not in ("identity", "latent-filter", "gaussian-noise"):
+        if lr.split(" (")[0] not in ("identity", "latent-filter", "gaussian-noise"):  # variants: "name (k=v)"
             continue
         rows.append({"data": f"ours: {lr}" + ("" if lr == "identity" else f" b={b:g}"), EVALUATOR: ev,
                      LEAKAGE_IS: one_kind(h["kind"]),
