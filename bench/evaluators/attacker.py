@@ -36,7 +36,7 @@ def posthoc_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: n
                      seed: int) -> dict[str, Any]:
     """Train Q(S|Z) on the first half of (Z, S), score on the second half.
 
-    Inputs: Z, two radial features (the Euclidean norm of the standardised Z and of its
+    Inputs: Z, for two or more columns two radial features (the Euclidean norm of the standardised Z and of its
     normal scores: a rotation by an angle that depends on |z| is then a product of a
     function of one input with Z), the normal scores of all of these (each column through the
     empirical CDF of the fitting rows, then the standard normal quantile: invariant to monotone
@@ -119,7 +119,8 @@ def attacker_inputs(z: np.ndarray, s: np.ndarray, discrete: bool, n_tr: int, n_f
     """
     n = len(z)
     z = z.reshape(n, -1).astype(float)
-    z = np.hstack([z, radial(z, n_fit)])
+    if z.shape[1] >= 2:  # one column's norm is |z|, which the MLP sees (extra inputs over-fit at small n)
+        z = np.hstack([z, radial(z, n_fit)])
     feats = np.hstack([z, z * z, normal_scores(z, n_fit)] if discrete else [z, normal_scores(z, n_fit)])
     mu, sd = feats[:n_fit].mean(axis=0), feats[:n_fit].std(axis=0)
     x = (feats - mu) / np.where(sd > 1e-12 * (1 + np.abs(mu)), sd, 1.0)
