@@ -116,7 +116,9 @@ def main() -> None:
             gaps.setdefault(case.experiment, []).append((float(r["budget"]), float(r["gap"])))
             print(f"  budget {r['budget']:<5.3g} leakage {r['leakage']:.4f} ({r['leakage_evaluator']}) "
                   f"distortion {r['distortion']:.4f} optimum {r['optimum_at_distortion']:.4f} "
-                  f"gap {r['gap']:+.4f} train {r['train_time_s']:.2f} s/budget", flush=True)
+                  f"gap {r['gap']:+.4f} train {r['train_time_s']:.2f} s/budget"
+                  + (" BELOW-BOUND" if r.get("below_bound") else "")
+                  + (" evaluators-disagree" if r.get("evaluators_disagree") else ""), flush=True)
             if args.show_evaluators:
                 for e in json.loads(r["evaluations"]):
                     if e["metric"] == "mi":
