@@ -170,6 +170,8 @@ def train_sweep(data: TrainingData, cfg: dict[str, Any], hp: dict[str, Any], bud
     perm = torch.randperm(n, generator=gen, device=device)
     average = _IterateAverage(game.mech_params, steps, hp["average_fraction"])
     priv = torch.zeros(k, device=device)
+    gauss_w = float(hp.get("gaussian_term", 0.0)) if not data.discrete and cfg["family"] != "gmm" else 0.0
+    ridge = 1e-6 * float((data.u_std ** 2).mean())
     for step in range(steps):
         if hp["cosine"]:
             cosine_lr(((game.opt_m, hp["lr"]), (game.opt_a, hp["adversary_lr"])), step, steps)
@@ -182,7 +184,10 @@ def train_sweep(data: TrainingData, cfg: dict[str, Any], hp: dict[str, Any], bud
         z, pi = game.mech(w, gen)
         priv = game.privacy(z, pi, s, update=game.simultaneous)
         g, pen = _penalty(hp["constraint"], z, u, pi, delta, nu, rho, lam)
-        loss = (priv + pen).sum()
+        if gauss_w > 0:  # the privacy term mixes the adversary's estimate with the Gaussian approximation
+            loss = ((1.0 - gauss_w) * priv + gauss_w * batch_gaussian_mi(s, z[:, :, 0, :], ridge) + pen).sum()
+        else:
+            loss = (priv + pen).sum()
         check_loss(loss, step, "mechanism loss")
         game.mechanism_step(loss)
         if hp["constraint"] == "lagrangian":
@@ -193,6 +198,24 @@ def train_sweep(data: TrainingData, cfg: dict[str, Any], hp: dict[str, Any], bud
         check_loss(p.detach(), steps, f"mechanism parameter {name!r}")
     final = final_adversary(game.mech, game.adv, game.whiten, data, generator(sweep_seed ^ 2, device), hp)
     return game.mech, {"nu": nu.cpu().numpy(), "loglik": priv.detach().cpu().numpy(), "training_adversary": final}
+
+
+def batch_gaussian_mi(s: torch.Tensor, z: torch.Tensor, ridge: float) -> torch.Tensor:
+    """Gaussian approximation of I(S; Z) on a batch, per member, differentiable in z: (k,).
+
+    1/2 (log det C_S + log det C_Z - log det C_SZ) of the batch covariances; s (B, d_s)
+    (standardised), z (k, B, d_z); ``ridge`` is added to the diagonal.  Exact for jointly Gaussian (S, Z), a lower bound for Gaussian S
+    otherwise (PPAN §III-B1).
+    """
+    k, n, d_s = z.shape[0], z.shape[1], s.shape[-1]
+    x = torch.cat([s[None].expand(k, -1, -1), z], dim=-1)
+    x = x - x.mean(1, keepdim=True)
+    cov = torch.bmm(x.transpose(1, 2), x) / max(n - 1, 1)
+    cov = cov + ridge * torch.eye(cov.shape[-1], dtype=cov.dtype, device=cov.device)
+    ld = torch.linalg.cholesky(cov)
+    logdet = lambda c: 2.0 * torch.log(torch.diagonal(c, dim1=1, dim2=2)).sum(-1)  # noqa: E731
+    ls, lz = torch.linalg.cholesky(cov[:, :d_s, :d_s]), torch.linalg.cholesky(cov[:, d_s:, d_s:])
+    return 0.5 * (logdet(ls) + logdet(lz) - logdet(ld))
 
 
 @torch.no_grad()

@@ -10,8 +10,9 @@ U is the last ``d_u`` columns of W (:meth:`Task.observe`).  Families (PPAN §II-
               B = M_S^T, noise_cov = L^T L).
 ``gaussian``  §II-C2 reparameterised Gaussian: Z = U + mu(W) + A(W) eps, (mu, A) an affine
               part plus an MLP of the standardised W, A a full d_u x d_u factor (Sigma = A A^T).
-``seed``      §II-C3 universal approximator: Z = f(W, eps) (``residual``: U + f(W, eps)),
-              eps ~ Uniform[-1, 1]^n_noise fed to the MLP as input.
+``seed``      §II-C3 universal approximator: Z = f(W, eps) (``residual``: U + f(W, eps);
+              ``affine``: W M + c + eps L + f(W, eps)), eps ~ Uniform[-1, 1]^n_noise or
+              N(0, I) (``seed_noise``) fed to the MLP as input.
 ``gmm``       appendix F: m Gaussian components, Z = U + mu_l(W) + diag(s_l(W)) eps with
               weights pi_l(W) (an affine mean shared by the components plus an MLP); training
               uses the exact expectation over the component l (eq (29)).
@@ -190,19 +191,57 @@ def _affine_start(module: "GaussianRelease | GMMRelease", budgets: np.ndarray, u
 
 
 class SeedRelease(SweepRelease):
-    """§II-C3: Z = [U +] f(W, eps), eps ~ Uniform[-1, 1]^n_noise."""
+    """§II-C3: Z = [U +] f(W, eps), eps ~ Uniform[-1, 1]^n_noise (``seed_noise="uniform"``) or N(0, I).
+
+    ``affine``: Z = W M + c + eps L + f(W, eps), the MLP's last layer started at zero and
+    the affine part at the shrink-and-noise release of :class:`LinearRelease`: the
+    optimal linear-Gaussian release (reverse water-filling, Props 1-3) and the constant
+    release are in the family with f = 0 (with Gaussian seed noise), and training starts
+    inside the linear family instead of having to build it from ReLUs.
+    """
 
     def __init__(self, k: int, cfg: dict[str, Any]) -> None:
         super().__init__(k, cfg)
         self.n_noise = int(cfg["n_noise"])
         self.residual = bool(cfg.get("residual", True))
+        self.affine = bool(cfg.get("affine", False))
+        self.gaussian = cfg.get("seed_noise", "uniform") == "gaussian"
         self.net = SweepMLP(k, [self.d_w + self.n_noise, *cfg["hidden"], self.d_u], cfg.get("activation", "relu"))
+        if self.affine:
+            self.M = nn.Parameter(torch.zeros(k, self.d_w, self.d_u))
+            self.c = nn.Parameter(torch.zeros(k, 1, self.d_u))
+            self.L = nn.Parameter(torch.zeros(k, self.n_noise, self.d_u))
+
+    def _setup(self, budgets: np.ndarray, u_cov: np.ndarray | None) -> None:
+        if not self.affine:
+            return
+        last = self.net.net[-1]
+        last.weight.zero_()
+        last.bias.zero_()
+        self.M.zero_()
+        self.c.zero_()
+        self.L.zero_()
+        eye, d = torch.eye(self.d_u), min(self.d_u, self.n_noise)
+        if u_cov is None:
+            self.M[:, -self.d_u:, :] = eye
+            self.L[:, :d, :] = self._start_scale(budgets)[:, None, None] * eye[:d]
+            return
+        t, root, mean_u = self._shrink(budgets, u_cov)
+        for i, ti in enumerate(t):
+            self.M[i, -self.d_u:, :] = (1.0 - ti) * eye
+            self.L[i, :d, :] = math.sqrt(max(ti * (1.0 - ti), MIN_SCALE ** 2)) * root[:d]
+        self.c.copy_(torch.as_tensor(t, dtype=torch.float32)[:, None, None] * mean_u)
 
     def forward(self, w, gen):
         k, n = w.shape[:2]
-        eps = 2.0 * torch.rand((k, n, self.n_noise), generator=gen, device=w.device, dtype=w.dtype) - 1.0
+        if self.gaussian:
+            eps = self._randn((k, n, self.n_noise), gen, w)
+        else:
+            eps = 2.0 * torch.rand((k, n, self.n_noise), generator=gen, device=w.device, dtype=w.dtype) - 1.0
         z = self.net(torch.cat([self._norm(w), eps], dim=-1))
-        if self.residual:
+        if self.affine:
+            z = z + torch.bmm(w, self.M) + self.c + torch.bmm(eps, self.L)
+        elif self.residual:
             z = z + self._u(w)
         return z[:, :, None, :], None
 
