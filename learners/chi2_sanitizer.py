@@ -167,11 +167,8 @@ class Chi2Sanitizer(Learner):
         self.formulation = formulation
         self.threads = threads
 
-    def budget_kind(self) -> str:
-        """``chi2-level`` (the privacy level eta) under ``formulation="utility"``, else a distortion budget."""
-        from .chi2_utility import BUDGET_KIND
-
-        return BUDGET_KIND if self.formulation == "utility" else "distortion"
+    def budget_kind(self) -> str:  # the privacy level eta under formulation="utility"
+        return "chi2-level" if self.formulation == "utility" else "distortion"
 
     def refusal(self, task: Task) -> str | None:
         """The declarations' refusal, or: ``formulation="utility"`` on a task without utility labels."""

@@ -1,5 +1,5 @@
 """A bench case with the paper formulation: the training samples carry the scenario's utility label,
-and a budget that the mechanism declares not to be a distortion budget is never an overshoot."""
+and a budget the learner declares not to be a distortion budget (Learner.budget_kind) is never an overshoot."""
 
 from __future__ import annotations
 

@@ -51,3 +51,15 @@ def test_utility_formulation_needs_utility_labels_and_refuses_a_utility_network(
     with pytest.raises(InputError, match="utility='mlp'"):
         make_learner("chi2-sanitizer", formulation="utility", utility="mlp").fit(
             sc.sample(50, np.random.default_rng(0)), sc.task("useful", "chi2"), 1.0)
+
+
+def test_the_budget_kind_is_declared_by_the_learner_for_its_parameters():
+    # the bench reads what a budget means from the learner (Learner.budget_kind), never from a mechanism
+    from privbench.learners import make_learner
+    from privbench.learners.chi2_utility import BUDGET_KIND
+
+    assert make_learner("chi2-sanitizer", formulation="utility").budget_kind() == BUDGET_KIND
+    assert make_learner("chi2-sanitizer").budget_kind() == "distortion"
+    assert make_learner("latent-filter").budget_kind().startswith("latent-")
+    assert make_learner("vfae").budget_kind() == "mmd-weight"
+    assert make_learner("ppan").budget_kind() == "distortion"

@@ -38,8 +38,9 @@ def _problem_for(cls, kind: str, observation: str, privacy: str):
     if task.distortion not in cls.distortions and "logloss" in cls.distortions:
         if kind == "image":  # the utility label: 1 for the brighter half of the images
             label = (samples.u.mean(axis=1) > np.median(samples.u.mean(axis=1))).astype(np.int64)
-            samples = Samples(samples.s, samples.u, label)
-            return samples, Task("image", observation, privacy, "logloss", n_s=2, n_u=2, d_u=16, image_shape=(4, 4))
+            samples = Samples(samples.s, samples.u, {"bright": label})
+            return samples, Task("image", observation, privacy, "logloss", n_s=2, n_u=2, d_u=16, image_shape=(4, 4),
+                                 utility=(("bright", 2),))
         task = SymmetricPair(3, 0.3).task(observation, privacy, "logloss")
     return samples, task
 
