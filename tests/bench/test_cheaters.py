@@ -213,7 +213,10 @@ def test_a_mixture_shift_claiming_noise_it_does_not_add_is_inconsistent():
     from privbench.theory.mixture import mechanism_accuracy
 
     true_acc = mechanism_accuracy(sc, **truth.params())
-    assert row["status"] == "inconsistent" and row["leakage_evaluator"] == "mixture-fresh-classifier"
+    # the claimed parameters are ignored: the headline is the largest sample-based bound (which sample
+    # attacker wins depends on the draw), at the true leakage
+    assert row["status"] == "inconsistent" and row["leakage_evaluator"] != "exact-mixture-params"
+    assert row["leakage_evaluator"] in ("mixture-fresh-classifier", "ensemble-linear", "ensemble-knn", "ensemble-gbt")
     assert row["leakage"] > true_acc - 0.02 and row["distortion"] < 1e-12
 
 
