@@ -52,8 +52,9 @@ def saved(tmp_path_factory):
                 if task.distortion not in cls.distortions and "logloss" in cls.distortions:  # funnel-only learners
                     if kind == "image":  # the utility label: the brighter half of the images
                         mean = samples.u.mean(axis=1)
-                        samples = Samples(samples.s, samples.u, (mean > np.median(mean)).astype(np.int64))
-                        task = Task("image", obs, "mi", "logloss", n_s=2, n_u=2, d_u=16, image_shape=(4, 4))
+                        samples = Samples(samples.s, samples.u, {"bright": (mean > np.median(mean)).astype(np.int64)})
+                        task = Task("image", obs, "mi", "logloss", n_s=2, n_u=2, d_u=16, image_shape=(4, 4),
+                                    utility=(("bright", 2),))
                     else:
                         task = SymmetricPair(3, 0.3).task(obs, "mi", "logloss")
                 if not cls(**cls.test_params).supports(task):
