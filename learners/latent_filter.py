@@ -367,7 +367,7 @@ class LatentFilter(Learner):
         mechs: list[Mechanism] = []
         for i in range(k):
             info = {**ae.info, "filter_steps": steps, "divergence": self.divergence, "formulation": self.formulation,
-                    "budget_kind": f"latent-{self.divergence}",
+                    "budget_kind": self.budget_kind(),
                     "training_adversary": adversary[i],
                     "train_divergence": float(final[i]), "projection": float(t[i]),
                     "budget_meaning": f"mean latent {self.divergence} divergence (not a distortion budget)"}
