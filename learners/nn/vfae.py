@@ -91,11 +91,12 @@ def train_vfae(samples: Samples, task: Task, hp: dict[str, Any], betas: np.ndarr
     u = to_tensor(np.asarray(samples.u, dtype=float).reshape(n, -1), device)
     s1 = to_tensor(label_features(np.asarray(samples.s, dtype=np.int64), n_s), device)
     enc_in = torch.cat([u, s1], 1) if full else u
-    enc = SweepMLP(k, [enc_in.shape[1], hp["hidden"], hp["hidden"], 2 * d_z], "elu").to(device)
-    dec = SweepMLP(k, [d_z + n_s, hp["hidden"], hp["hidden"], d_u], "elu").to(device)
+    enc = SweepMLP(k, [enc_in.shape[1], hp["hidden"], hp["hidden"], 2 * d_z], "elu")
+    dec = SweepMLP(k, [d_z + n_s, hp["hidden"], hp["hidden"], d_u], "elu")
     s_init, s_batch, s_noise = seeds(seed, 3)
     init_members(enc, [generator(s_init) for _ in range(k)])  # every beta starts from the same networks
-    init_members(dec, [generator(s_init ^ 1) for _ in range(k)])
+    init_members(dec, [generator(s_init ^ 1) for _ in range(k)])  # on the CPU, then moved: same on every device
+    enc, dec = enc.to(device), dec.to(device)
     opt = torch.optim.Adam(list(enc.parameters()) + list(dec.parameters()), lr=hp["lr"])
     rng, gen = np.random.default_rng(s_batch), generator(s_noise, device)
     beta = torch.as_tensor(betas, dtype=torch.float32, device=device)
