@@ -111,7 +111,10 @@ def row_flags(r: dict[str, Any]) -> dict[str, bool]:
         overshoots = isinstance(over, (int, float)) and math.isfinite(over) and over > overshoot_tolerance(r)
     except (KeyError, TypeError, ValueError):
         overshoots = False
-    return {"overshoot": bool(overshoots), "below-bound": set_flag(r.get("below_bound")),
+    # Below a family bound is not an evaluator failure: a learner outside the family may beat it
+    # (REASON_FAMILY); the report's ranking does not flag it either.
+    below = set_flag(r.get("below_bound")) and r.get("bound_kind") != "family"
+    return {"overshoot": bool(overshoots), "below-bound": below,
             "evaluators-disagree": set_flag(r.get("evaluators_disagree"))}
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..scores import aggregate
-from .ranking import ENTRY, ci_text, flag_marks
+from .ranking import ENTRY, below_failure, ci_text, flag_marks
 from .style import BOUND_MARK, DISTORTION_MARK, KIND_MARK, negative_mark
 
 
@@ -21,7 +21,7 @@ def point_frame(scored: pd.DataFrame) -> pd.DataFrame:
                "distortion_trust": str(g["distortion_kind"].iloc[0]) if "distortion_kind" in g else "",
                "optimum_at_budget": float(g["optimum_at_budget"].astype(float).mean()),
                "over_budget": int(g["over_budget"].sum()),
-               "below_bound": int(g["below_bound"].fillna(False).astype(bool).sum()), "flags": flag_marks(g)}
+               "below_bound": int(below_failure(g).sum()), "flags": flag_marks(g)}
         for col in ("distortion", "leakage", "strict_gap"):
             row[col], row[f"{col}_lo"], row[f"{col}_hi"] = aggregate(g[col].astype(float).to_numpy())
         for col in guarantee_columns(g):  # guarantees implied by the measured leakage, where rows carry them

@@ -61,12 +61,18 @@ def panel_labels(df: pd.DataFrame) -> pd.Series:
     return out
 
 
+def below_failure(g: pd.DataFrame) -> pd.Series:
+    """Rows below their bound where that is an evaluator failure: below an exact or certified bound (a
+    learner outside GAP's family may legitimately beat a family bound)."""
+    return g["below_bound"].fillna(False).astype(bool) & (g["bound_kind"] != "family")
+
+
 def flag_marks(g: pd.DataFrame) -> str:
     """The flag marks of a group of rows (over budget, below an exact bound, evaluators disagree)."""
     marks = []
     if g["over_budget"].any():
         marks.append(FLAG_MARK["over budget"])
-    if g["below_bound"].fillna(False).astype(bool).any():
+    if below_failure(g).any():
         marks.append(FLAG_MARK["below bound"])
     if "evaluators_disagree" in g and g["evaluators_disagree"].fillna(False).astype(bool).any():
         marks.append(FLAG_MARK["evaluators disagree"])
@@ -94,7 +100,7 @@ def ranking_frame(df: pd.DataFrame, order: list[str] | None = None) -> pd.DataFr
     for key, g in ok.groupby(ENTRY, sort=False):
         per_seed = g.groupby("rep")["strict_gap"].mean()
         mean, lo, hi = aggregate(per_seed.to_numpy())
-        below_exact = bool((g["below_bound"].fillna(False).astype(bool) & (g["bound_kind"] != "family")).any())
+        below_exact = bool(below_failure(g).any())
         rows.append({**dict(zip(ENTRY, key)), "panel": g["panel"].iloc[0],
                      "trust": str(g["leakage_kind"].iloc[0]), "bound": str(g["bound_kind"].iloc[0]),
                      "mean_strict_gap": mean, "ci_low": lo, "ci_high": hi, "seeds": int(per_seed.size),

@@ -29,12 +29,13 @@ def test_flags_are_counted_as_the_report_flags_them():
     tol = overshoot_tolerance(ok_row())
     s.add(FakeCase(), [ok_row(overshoot=2 * tol), ok_row(overshoot=0.5 * tol), ok_row(below_bound=True),
                        ok_row(evaluators_disagree=True, below_bound=True), ok_row(evaluators_disagree=float("nan")),
-                       ok_row(overshoot=float("nan"), below_bound=None)])
+                       ok_row(overshoot=float("nan"), below_bound=None),
+                       ok_row(below_bound=True, bound_kind="family")])  # an outside learner may beat a family
     s.add(FakeCase(), [{"status": "failed", "budget": 0.2, "error": "kaboom", "overshoot": 9.0}])
     assert s.flags == {"overshoot": 1, "below-bound": 2, "evaluators-disagree": 1}
     assert s.flag_line() == ("flags: 1 overshoot, 2 below-bound, 1 evaluators-disagree "
                              "(see 'privbench report d')")
-    assert s.not_ok() == 1 and s.counts["ok"] == 6
+    assert s.not_ok() == 1 and s.counts["ok"] == 7
 
 
 def test_next_commands_point_to_the_report_and_rerun_only_when_something_failed():
@@ -69,3 +70,14 @@ def test_a_failed_run_prints_flags_and_suggests_a_rerun_that_parses(tmp_path, mo
     assert argv[0] == "privbench"
     args = build_parser().parse_args(argv[1:])
     assert args.resume and args.retry_failed and args.out == str(out) and args.learner == ["identity", "constant"]
+
+
+def test_the_report_marks_below_bound_only_where_it_is_an_evaluator_failure():
+    import pandas as pd
+
+    from privbench.bench.reports.ranking import FLAG_MARK, below_failure, flag_marks
+
+    g = pd.DataFrame({"over_budget": [0, 0], "below_bound": [True, False], "bound_kind": ["family", "exact"]})
+    assert below_failure(g).tolist() == [False, False] and flag_marks(g) == ""
+    g["bound_kind"] = ["certified", "exact"]
+    assert below_failure(g).tolist() == [True, False] and flag_marks(g) == FLAG_MARK["below bound"]
