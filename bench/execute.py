@@ -135,9 +135,12 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
 
     s = score(leak, dist, budget, optimum_at, opt.bound_kind,
               lower_at=lower_at if opt.bound_kind == "certified" else None)
-    out.update(optimum_at_budget=float(opt.value), bound_kind=opt.bound_kind,
+    at_budget, over = float(opt.value), float(s["overshoot"])
+    if case_budget_kind(case) != "distortion":  # e.g. a latent KL: no distortion allowed, none overshot;
+        at_budget, over = float(s["optimum_at_distortion"]), 0.0  # scored at the distortion reached
+    out.update(optimum_at_budget=at_budget, bound_kind=opt.bound_kind,
                optimum_at_distortion=float(s["optimum_at_distortion"]), gap=float(s["gap"]),
-               overshoot=float(s["overshoot"]), below_bound=bool(s["below_bound"]),
+               overshoot=over, below_bound=bool(s["below_bound"]),
                below_bound_reason=s.get("below_bound_reason"), status="ok", error=None)
     if not np.isnan(dist.value):
         out.update(beside_fields(sc, case.privacy, case.observation, budget, float(dist.value), opt, lower_at,

@@ -32,3 +32,19 @@ def test_an_eta_budget_is_not_an_overshoot():
     assert paper["status"] == "ok", paper["error"]
     assert paper["distortion"] > 0.001 and paper["overshoot"] == 0.0  # eta 0.001, a chi-square level
     assert mech.info["budget_kind"] == "chi2-level"
+
+
+def test_a_latent_kl_budget_is_not_an_overshoot_where_an_optimum_exists():
+    # binary-gmm has an optimum; the latent filter's budget is a latent KL, not a distortion budget:
+    # the point is scored at the distortion it reached and never flagged as over budget
+    case = make_case("t", "e", "binary-gmm", {"prior": 0.75, "mu": 3, "sigma0": 2, "sigma1": 1}, "full", "map",
+                     None, "latent-filter", {"latent_dim": 2, "hidden": 8, "vae_steps": 15, "filter_steps": 15,
+                                             "batch_size": 32}, [0.01], 0, n_train=300, n_eval=400)
+    sc = make_scenario(case.scenario, case.params)
+    samples = sc.sample(case.n_train, np.random.default_rng(case.train_seed))
+    task = task_for(sc, case.observation, case.training_privacy, case.distortion)
+    mech = make_learner(case.learner, **case.learner_params).fit(samples, task, 0.01, seed=case.seed, device="cpu")
+    f = score_budget(case, sc, mech, 0.01, evaluate, headline, score)
+    assert f["status"] == "ok", f["error"]
+    assert f["distortion"] > 0.05  # a real overshoot of 0.01, were the budget a distortion budget
+    assert f["overshoot"] == 0.0 and f["optimum_at_budget"] == f["optimum_at_distortion"]
