@@ -164,8 +164,17 @@ def test_spread_flags_an_uncorroborated_headline_only():
     agree = [ev(0.10, 0.01, name="g"), ev(0.50, 0.01, name="a"), ev(0.52, 0.01, name="b")]
     width, flag = spread(agree, "mi")
     assert width == pytest.approx(0.42) and flag is False  # weak bounds below are expected
-    width, flag = spread(agree + [ev(0.80, 0.01, name="c")], "mi")
+    # an estimate (no direction) that no other evaluator corroborates may over-read: flagged
+    width, flag = spread(agree + [ev(0.80, 0.01, name="c", kind="estimate")], "mi")
     assert width == pytest.approx(0.70) and flag is True
+    # a general-purpose held-out lower bound above the rest only says they under-read: not flagged
+    assert spread(agree + [ev(0.80, 0.01, name="c")], "mi")[1] is False
+    # ... nor is an estimate within the margin of a lower bound of another family
+    assert spread(agree + [ev(0.55, 0.01, name="c", kind="estimate")], "mi")[1] is False
+    # a lower bound that only the digits of Z support (a hidden channel) is flagged for a look
+    assert spread(agree + [ev(0.80, 0.01, name="fine-scale-binned")], "mi")[1] is True
+    # a lower bound above a credible upper bound beyond the margin: one of them is wrong
+    assert spread(agree + [ev(0.30, 0.01, name="u", kind="upper-bound")], "mi")[1] is True
     assert spread(agree + [ev(0.6, 0.0, name="e", kind="exact")], "mi") == (pytest.approx(float("nan"), nan_ok=True),
                                                                             False)
     assert spread([ev(0.3, 0.01)], "mi")[1] is False
