@@ -17,7 +17,7 @@ from scipy import special, stats
 from privbench.bench.evaluators import Evaluation, credible, headline, spread
 from privbench.bench.evaluators.attacker import ATTACKER, converged, posthoc_attacker
 from privbench.bench.evaluators.ensemble import sample_leakage
-from privbench.bench.evaluators.finescale import fine_scale_attacker
+from privbench.bench.evaluators.finescale import best_split, fine_scale_attacker
 from privbench.bench.evaluators.groundtruth import BY_NAME, TruthTask
 from privbench.bench.reports import flags_table
 
@@ -123,6 +123,18 @@ def test_low_order_bit_cheater_is_caught():
     binary = run(BY_NAME["binary-1-hidden"], 6000)
     assert headline(binary, "map").value > 0.99 and headline(binary, "map").evaluator == "fine-scale-attacker"
     assert headline(binary, "mi").value > math.log(2) - 0.02
+
+
+def test_split_is_where_the_residue_changes_with_s():
+    """A residue that is 0.25 below s = 0.3 and 0.75 above (a bit of S in the digits) is cut at 0.3, not at
+    the median; a residue independent of S on one side still finds the step."""
+    rng = np.random.default_rng(5)
+    s1 = rng.standard_normal(4000)
+    r = np.where(s1 >= 0.3, 0.75, 0.25)
+    gap = (s1[s1 < 0.3].max(), s1[s1 >= 0.3].min())
+    assert gap[0] < best_split(s1, r) < gap[1]
+    r2 = np.where(s1 >= 0.3, 0.75, rng.uniform(0, 1, s1.size))  # noise below the step
+    assert abs(best_split(s1, r2) - 0.3) < 0.05
 
 
 def test_fine_scale_attacker_selects_nothing_on_an_honest_release():
