@@ -100,7 +100,7 @@ class RunSummary:
 
 #: What a successful row may be flagged for: overshooting its budget beyond the statistical tolerance
 #: (:func:`~privbench.bench.scores.overshoot_tolerance`), leakage below the bound (an evaluator failure),
-#: leakage evaluators that disagree (the headline corroborated by no other evaluator).
+#: leakage evaluators that disagree (:func:`~privbench.bench.evaluators.headline.spread`).
 FLAGS = ("overshoot", "below-bound", "evaluators-disagree")
 
 

@@ -76,6 +76,14 @@ def posthoc_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: n
         (False when training produced NaN), hyper-parameters, and ``accuracy``
         (discrete S).
     """
+    out, _ = attacker_rows(z, s, discrete=discrete, log_p_s=log_p_s, h_s=h_s, seed=seed)
+    return out
+
+
+def attacker_rows(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: np.ndarray, h_s: float,
+                  seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`posthoc_attacker`'s result and its held-out rows: ``log_q`` (log Q(S|Z) in S's own units,
+    float64), the trained ``model``, its inputs ``inp`` and ``n_tr`` (the test rows are ``n_tr:``)."""
     from privbench.learners.nn import torch_threads
 
     n = len(z)
@@ -98,7 +106,7 @@ def posthoc_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: n
     }
     if discrete:
         out["accuracy"] = acc
-    return out
+    return out, {"log_q": lq - inp["log_scale"], "model": model, "inp": inp, "n_tr": n_tr}
 
 
 def radial(z: np.ndarray, n_fit: int) -> np.ndarray:
@@ -223,6 +231,22 @@ class AttackerModel:
         r = (e.reshape(e.shape[0], -1) @ torch.block_diag(*w)).view(e.shape)
         return (-0.5 * (r * r * torch.exp(-v)).sum(2) - 0.5 * v.sum(2)
                 + diag.sum(1) - 0.5 * n_out * math.log(2 * math.pi))
+
+    def first_marginal(self, idx: slice) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and standard deviation of the first coordinate of each member's Gaussian Q (standardised
+        units), each (rows, members): the covariance is (W diag(exp -v) W^T)^-1."""
+        import torch
+
+        with torch.no_grad():
+            lin, mlp = self.outputs(idx)
+            n_out = self.n_out
+            m = (lin[..., :n_out] + mlp)[..., 0].double().numpy()
+            v = lin[..., n_out:].clamp(min=ATTACKER["log_var_min"], max=10.0).double().numpy()
+            diag = torch.diagonal(self.white, dim1=1, dim2=2)
+            w = (torch.triu(self.white.transpose(1, 2), 1) + torch.diag_embed(torch.exp(diag))).double().numpy()
+        prec = np.einsum("kij,nkj,klj->nkil", w, np.exp(-v), w)  # (rows, members, d, d)
+        var = np.linalg.inv(prec)[..., 0, 0]
+        return m, np.sqrt(var)
 
     def log_q(self, idx: slice) -> Any:
         """log of the members' average density Q(S|Z) for the rows ``idx`` (torch)."""

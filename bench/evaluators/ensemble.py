@@ -19,7 +19,8 @@ ensemble-knn              lower-     the study's k-nearest-neighbour attacker
 ensemble-gbt              lower-     the study's gradient-boosted trees (discrete S only)
                             bound
 fine-scale-attacker       lower-     residues of Z's digits at fine scales (finescale.py);
-                            bound      only where a residue depends on S
+                            bound      only where a residue depends on S (also ``-binned`` and
+                                       ``-split`` for a continuous S)
 ========================  =========  ==========================================================
 
 The study's wide MLP is left out (it costs 1-4 s a case and, trained on the same features,

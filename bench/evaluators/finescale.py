@@ -10,7 +10,9 @@ it screens each residue for dependence on S beyond what its coordinate's coarse 
 on the training half (:func:`screen`: a chi-square test of the residue's 8 bins against S's label
 or quartiles within 16 quantile strata of z_j; Bonferroni-corrected p < :data:`ALPHA`) and, when some residues pass, trains the bench's post-hoc
 attacker (:func:`.attacker.posthoc_attacker`, the same early stopping) on Z plus (r, sin 2 pi r,
-cos 2 pi r) of the selected residues.  When none passes it returns no evaluation (the release
+cos 2 pi r) of the selected residues; for a continuous S also a classifier of S's quantile bin
+(:func:`binned_bound`) and the smooth Gaussian cut in two on S's first column where the residue tells
+most, re-weighted by a classifier of the half (:func:`split_bound`).  When none passes it returns no evaluation (the release
 shows no fine-scale dependence; the other evaluators cover it).
 
 What the bench can see (the largest credible evaluator, :func:`.headline.headline`):
@@ -40,7 +42,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from .attacker import posthoc_attacker
+from scipy.special import log_ndtr, logsumexp
+
+from .attacker import attacker_rows, posthoc_attacker
 from .evaluation import Evaluation, make_evaluation
 
 SCALES: tuple[float, ...] = tuple(10.0 ** -k for k in range(1, 10)) + tuple(2.0 ** -k for k in range(4, 37, 4))
@@ -148,7 +152,8 @@ def fine_scale_attacker(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s
         out.append(make_evaluation("map", acc, "fine-scale-attacker", "lower-bound",
                                    math.sqrt(acc * (1 - acc) / att["n_test"]), **att, **detail))
     if not discrete:
-        out.append(binned_bound(feats, s, seed, detail))
+        c = best_split(s.reshape(len(s), -1)[:n_tr, 0], sel[:n_tr, 0])
+        out += [binned_bound(feats, s, seed, detail), split_bound(z, feats, s, log_p_s, seed, c, detail)]
     return out
 
 
@@ -177,3 +182,61 @@ def binned_bound(feats: np.ndarray, s: np.ndarray, seed: int, detail: dict[str, 
                            kl_correction=correction,
                            note="classifier of S's quantile bin on Z plus the selected residues: a lower bound "
                                 "on I(q(S); Z) <= I(S; Z)")
+
+
+def best_split(s1: np.ndarray, r: np.ndarray) -> float:
+    """The threshold c on S's first column (training rows) whose half [s_1 >= c] the residue ``r`` (the most
+    significant selected one, in :data:`N_BINS` bins) tells most about: the plug-in I([s_1 >= c]; bin of r),
+    maximised over the midpoints between consecutive values of s_1 (a single pass of cumulative counts).
+    Where a digit carries S's sign this is the gap around 0; the median would cut through one sign."""
+    order = np.argsort(s1, kind="stable")
+    rb = np.minimum((r[order] * N_BINS).astype(np.int64), N_BINS - 1)
+    n = len(s1)
+    below = np.cumsum(np.eye(N_BINS)[rb], axis=0)[:-1]  # counts of each bin among the k + 1 smallest
+    above = below[-1] + np.eye(N_BINS)[rb[-1]] - below
+    k = np.arange(1, n)[:, None].astype(float)
+    tot = below + above
+
+    def part(cnt: np.ndarray, size: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(cnt > 0, cnt * np.log(cnt * n / (size * tot)), 0.0).sum(axis=1)
+
+    mi = part(below, k) + part(above, n - k)
+    i = int(np.argmax(mi))
+    ss = s1[order]
+    return float(0.5 * (ss[i] + ss[i + 1]))
+
+
+def split_bound(z: np.ndarray, feats: np.ndarray, s: np.ndarray, log_p_s: np.ndarray, seed: int, c: float,
+                detail: dict[str, Any]) -> Evaluation:
+    """``fine-scale-split``: E[log Q(S|Z) - log p(S)] for Q the smooth attacker's Gaussian cut at c (on the
+    training half, :func:`best_split`) on S's first column and re-weighted by a classifier of the half
+    h = [s_1 >= c] on Z plus the residues:
+
+        Q(s | z) = P(h(s) | z, residues) G(s | z) / G(s_1 in h(s) | z),
+
+    a density for any classifier and any Gaussian G (each half's mass is P(h)), so the bound holds in
+    expectation.  G is :func:`.attacker.posthoc_attacker`'s Gaussian on Z alone (the posterior given the
+    smooth part of the release), P the post-hoc classifier of h.  Where a digit carries S's sign, P is
+    (nearly) certain and Q is the posterior truncated to the sign, which a Gaussian Q cannot follow and
+    ``fine-scale-binned`` follows only up to its bins.  All three are fitted on the training half only.
+    """
+    n = len(s)
+    y = s.reshape(n, -1).astype(float)
+    _, g = attacker_rows(z, y, discrete=False, log_p_s=log_p_s, h_s=0.0, seed=seed)
+    n_tr = g["n_tr"]
+    half = (y[:, 0] >= c).astype(np.int64)
+    att, p = attacker_rows(feats, half, discrete=True, log_p_s=np.zeros(n), h_s=0.0, seed=seed)
+    m, sd = g["model"].first_marginal(slice(n_tr, n))
+    c_std = (c - y[:n_tr, 0].mean()) / y[:n_tr, 0].std()
+    sign = np.where(half[n_tr:] == 1, 1.0, -1.0)[:, None]
+    log_mass = logsumexp(log_ndtr(sign * (m - c_std) / sd), axis=1) - math.log(m.shape[1])
+    diff = p["log_q"] + g["log_q"] - log_mass - log_p_s[n_tr:]
+    ok = bool(np.all(np.isfinite(diff))) and att["credible"]
+    nan = float("nan")
+    return make_evaluation("mi", float(diff.mean()) if ok else nan, "fine-scale-split", "lower-bound",
+                           float(diff.std(ddof=1) / math.sqrt(diff.size)) if ok else nan, n_train=n_tr,
+                           n_test=int(diff.size), credible=ok, split_at=c, selected=detail["selected"],
+                           classifier_best_step=att["best_step"],
+                           note="the smooth attacker's Gaussian cut at a threshold on S's first column, its halves "
+                                "re-weighted by a classifier on Z plus the selected residues")

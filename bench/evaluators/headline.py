@@ -81,7 +81,10 @@ def credible(e: Evaluation) -> bool:
 
 
 #: Evaluators that look at the same features count as one when corroborating a headline.
-FAMILIES = {"fine-scale-binned": "fine-scale", "fine-scale-attacker": "fine-scale"}
+FAMILIES = {"fine-scale-binned": "fine-scale", "fine-scale-attacker": "fine-scale", "fine-scale-split": "fine-scale"}
+#: Families of lower bounds that read features no other evaluator reads (digits of Z below its spread): their
+#: lead over every other evaluator is a finding about the release (a hidden channel), flagged for a look.
+HIDDEN_CHANNEL = frozenset({"fine-scale"})
 
 
 def family(evaluator: str) -> str:
@@ -94,12 +97,23 @@ def spread(evals: list[Evaluation], metric: str) -> tuple[float, bool]:
 
     Returns (max - min of their values, flag); (NaN, False) where the headline is exact or fewer than
     two evaluators are credible.  Lower bounds of different strength are expected to differ (the
-    Gaussian approximation of a spiral release reads far below an MLP), so the spread alone is no
-    flag.  The flag says the headline is corroborated by NO evaluator of another family
-    (:data:`FAMILIES`): it exceeds the best of those by more than 3 combined stderrs plus ``AGREEMENT["tolerance"][metric]`` plus 10% of
-    its value (leakage
-    that only one attacker sees, as with S hidden in low-order digits).  Study evaluations are left
-    out, as in :func:`headline`.
+    Gaussian approximation of a spiral release reads far below an MLP; KSG and k-NN under-read a
+    5-dimensional spiral that the post-hoc MLP follows), so the spread alone is no flag.
+
+    The flag marks a headline (the largest credible value, :func:`headline`) that may be wrong or hides
+    something, i.e. one that exceeds the best credible evaluator of another family (:data:`FAMILIES`)
+    by more than 3 combined stderrs plus ``AGREEMENT["tolerance"][metric]`` plus 10% of its value, AND
+
+    - is an estimate (KSG, a plug-in), not a bound: an estimate has no direction, so a lead that no
+      lower bound corroborates may be an over-read; or
+    - is a lower bound of a :data:`HIDDEN_CHANNEL` family (the fine-scale attackers): leakage that only
+      the digits of Z show (S hidden in low-order bits) is real, and the row is flagged for a look; or
+    - exceeds a credible upper bound of ``metric`` by that margin (a lower bound above an upper bound
+      is a bug in one of them).
+
+    A held-out lower bound of a general-purpose attacker that leads the others is NOT flagged: its
+    expectation is at most the truth whatever the others read, so its lead only says they under-read.
+    Study evaluations are left out, as in :func:`headline`.
     """
     mine = [e for e in evals if e.metric == metric and not e.detail.get("study")]
     if any(e.kind == "exact" and not math.isnan(e.value) for e in mine):
@@ -108,11 +122,20 @@ def spread(evals: list[Evaluation], metric: str) -> tuple[float, bool]:
     if len(ok) < 2:
         return float("nan"), False
     top = ok[-1]
+    width = top.value - ok[0].value
+    lows = [e for e in ok if e.kind == "lower-bound"]
+    best_low = lows[-1] if lows else None
+    if best_low is not None and any(beyond(best_low, e, metric) for e in ok if e.kind == "upper-bound"):
+        return width, True
     others = [e for e in ok[:-1] if family(e.evaluator) != family(top.evaluator)]
-    if not others:
-        return top.value - ok[0].value, False
-    second = others[-1]
+    if not others or (top.kind == "lower-bound" and family(top.evaluator) not in HIDDEN_CHANNEL):
+        return width, False
+    return width, beyond(top, others[-1], metric)
+
+
+def beyond(high: Evaluation, low: Evaluation, metric: str) -> bool:
+    """Whether ``high`` exceeds ``low`` by more than the :data:`AGREEMENT` margin."""
     a = AGREEMENT
-    margin = (a["sigmas"] * math.hypot(top.stderr, second.stderr) + a["tolerance"].get(metric, 0.05)
-              + a["relative"] * abs(top.value))
-    return top.value - ok[0].value, top.value - second.value > margin
+    margin = (a["sigmas"] * math.hypot(high.stderr, low.stderr) + a["tolerance"].get(metric, 0.05)
+              + a["relative"] * abs(high.value))
+    return high.value - low.value > margin
