@@ -202,3 +202,36 @@ def test_a_level_without_upper_steps_refines_the_lower_end_only():
     assert two["upper"] == one["upper"] and two["upper_grid"] == one["upper_grid"]
     assert two["lower"] > one["lower"] + 1e-4 and two["lower_grid"][1] == pytest.approx(0.25 * 0.7)
     assert two["lower"] <= two["upper"]
+
+
+def _quantizer_point(sc, step):
+    """Exact (distortion, MAP, MI) of Z = the midpoint of U's interval of width ``step`` (quadrature)."""
+    edges = np.arange(-12.0, 12.0 + step / 2, step)
+    classes = ((1 - sc.prior, -sc.mu, sc.sigma0), (sc.prior, sc.mu, sc.sigma1))
+    p_sz = np.array([[w * (norm.cdf(b, m, s) - norm.cdf(a, m, s)) for a, b in zip(edges[:-1], edges[1:])]
+                     for w, m, s in classes])
+    dist = sum(w * quad(lambda u: (u - 0.5 * (a + b)) ** 2 * norm.pdf(u, m, s), a, b)[0]
+               for w, m, s in classes for a, b in zip(edges[:-1], edges[1:]))
+    return dist, leakage_of(p_sz, "map"), leakage_of(p_sz, "mi")
+
+
+@pytest.mark.parametrize("observation", ["useful", "full"])
+def test_second_moment_lower_end_tightens_and_stays_below_exact_mechanisms(observation):
+    # Z = quantised U spends its whole budget on the spread of U inside a cell, which only the second
+    # moments see; Z = U + N(0, D) is the exact Gaussian channel (MI and MAP by quadrature)
+    sc = BinaryGMM(prior=0.6, mu=1.0, sigma0=1.0, sigma1=0.7)
+    dist, acc, mi = _quantizer_point(sc, 1.0)
+    disc = discretize(sc, 1.0, 0.5, radius=4.0)
+    for privacy, exact in (("map", acc), ("mi", mi)):
+        first = relaxation(disc, dist, privacy, observation, second_moments=False)["value"]
+        second = relaxation(disc, dist, privacy, observation)["value"]
+        assert first - 1e-7 <= second <= exact + 1e-7
+        assert second > first + 1e-3  # the within-cell spread is no longer free
+    budget = 0.3
+    dens = [lambda z, m=m, s=s, w=w: w * norm.pdf(z, m, np.hypot(s, np.sqrt(budget)))
+            for w, m, s in ((0.4, -1.0, 1.0), (0.6, 1.0, 0.7))]
+    acc = quad(lambda z: max(dens[0](z), dens[1](z)), -15, 15, limit=400)[0]
+    mi = quad(lambda z: sum(d(z) * np.log(d(z) / (w * (dens[0](z) + dens[1](z))))
+                            for d, w in zip(dens, (0.4, 0.6)) if d(z) > 0), -15, 15, limit=400)[0]
+    assert relaxation(disc, budget, "map", observation)["value"] <= acc + 1e-7
+    assert relaxation(disc, budget, "mi", observation)["value"] <= mi + 1e-7

@@ -51,7 +51,10 @@ TOL = 1e-3
 #: A level whose upper steps are None keeps the upper end (the relaxation's bins are where the width
 #: lives: on the mismatch model, full, mi, D = 3, the upper end moves 3.5e-4 from steps 0.2 to 0.1 while
 #: the lower end gains 6e-3 from bins 0.2 to 0.05 (0.0945 -> 0.1008; halving the cells instead gives 0.0991);
-#: scripts/mixture_width_profile.py).
+#: scripts/mixture_width_profile.py).  On prior 0.5, sigma0 = 2, full, mi, D = 1 (first-moment relaxation)
+#: the lower end at cells 0.4 is 0.32261, 0.32820, 0.33094 for bins 0.2, 0.1, 0.05 (first order: about
+#: 0.055 nats per unit of bin width; cells 0.2 at bins 0.1 give 0.32902), the upper 0.33600, 0.33517 for
+#: steps 0.2, 0.1; the second-moment cuts add 8e-4 (bins 0.2) and 1.0e-3 (bins 0.1) to the lower end.
 LEVELS: tuple[tuple[float | None, float | None, float, float], ...] = (
     (0.2, 0.2, 0.4, 0.2),
     (0.1, 0.1, 0.4, 0.1),

@@ -2,6 +2,12 @@
 
 The dual objective of a minimisation is a lower bound on its optimum (weak
 duality), which is what the relaxation's lower end uses.
+
+Clarabel's equilibration (diagonal rescaling of the constraint matrix) makes it
+stall within a few iterations on some of the relaxation's larger programs (the
+mixture with sigma0 = 2, full, mi, bins 0.1: InsufficientProgress at iteration 4);
+a solve that ends in InsufficientProgress or NumericalError is therefore tried once
+more without it (``RETRY``), which then solves to the tolerances below.
 """
 
 from __future__ import annotations
@@ -11,10 +17,13 @@ from typing import Any
 
 from ..lazy import cvxpy as cp
 
-__all__ = ["TOL", "solve_conic"]
+__all__ = ["RETRY", "TOL", "solve_conic"]
 
 TOL = 1e-9
 OPTIONS = dict(tol_gap_abs=TOL, tol_gap_rel=TOL, tol_feas=TOL, max_iter=400)
+#: Options changed for the second try after a stall.
+RETRY = dict(equilibrate_enable=False)
+STALLED = ("InsufficientProgress", "NumericalError")
 
 
 def solve_conic(problem: cp.Problem) -> dict[str, Any]:
@@ -29,6 +38,8 @@ def solve_conic(problem: cp.Problem) -> dict[str, Any]:
 
     data, chain, inverse = problem.get_problem_data(cp.CLARABEL, solver_opts={})
     raw = Interface().solve_via_data(data, False, False, dict(OPTIONS))
+    if str(raw.status) in STALLED:
+        raw = Interface().solve_via_data(data, False, False, {**OPTIONS, **RETRY})
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)

@@ -18,6 +18,12 @@ mechanisms:
    at least radius^2 f.  So the distortion constraint sum t + radius^2 sum f <= D
    holds for every real mechanism.  Where the far mass lands is left free (any
    F_s >= 0 on the bins with the same total), another relaxation.
+2b. **Second moments** (:func:`_second_moments`): the spread of U inside a pair
+   costs distortion too, since |Z - c_k| <= h_k / 2 on bin k gives
+   (Z - U)^2 >= dist(U, B_k)^2; with w = E[(U - m_j)^2; .] (summing to the cell's exact
+   central moment, w pi >= (v - m_j pi)^2, w <= (cell width / 2)^2 pi) this bounds t
+   from below by convex functions of (w, v, pi).  A coarse cell mapped to one bin no
+   longer hides its variance (the gain is first order in the cell width).
 3. **Observation useful** (P(Z | U) only): within a cell the two classes' masses
    sent to a bin are integrals of the same kernel against P(S=1) p1 and
    P(S=0) p0, so pi_1 / pi_0 lies in the range of the weighted density ratio on
@@ -60,7 +66,7 @@ def _between(var: Any, mass: Any, lo: np.ndarray, hi: np.ndarray) -> list[Any]:
     return cons
 
 
-def _class_block(disc: Discretized, s: int) -> tuple[dict[str, Any], list[Any]]:
+def _class_block(disc: Discretized, s: int, second: bool = True) -> tuple[dict[str, Any], list[Any]]:
     """Variables and constraints of class s (masses, moments, Jensen cones, far part)."""
     p, n, k = disc.n_pairs, len(disc.cells), len(disc.bins)
     v = {name: cp.Variable(p) for name in ("y", "u", "t")}
@@ -78,7 +84,56 @@ def _class_block(disc: Discretized, s: int) -> tuple[dict[str, Any], list[Any]]:
     cons += _between(v["y"], v["pi"], disc.bins.lo[disc.pk], disc.bins.hi[disc.pk])
     cons += _between(v["g"], v["f"], c.lo, c.hi)
     cons += _between(v["G"], v["F"], disc.bins.lo, disc.bins.hi)
+    if second:
+        cons += _second_moments(disc, s, v)
     return v, cons
+
+
+#: (lambda, beta / h) with lambda x^2 - beta x <= (x - h/2)_+^2 for all x >= 0 (beta >= h(1 - sqrt(1 - lambda))
+#: and beta >= lambda h / 2; equality at both for lambda = 1 and 3/4).
+_DIST_QUADRATICS = ((1.0, 1.0), (0.75, 0.5), (0.5, 1.0 - np.sqrt(0.5)))
+
+
+def _second_moments(disc: Discretized, s: int, v: dict[str, Any]) -> list[Any]:
+    """Second moments of U per pair: the spread of U inside a pair costs distortion (step 2b of the notes).
+
+    w = E[(U - m_j)^2; pair] about the cell's atom m_j (W for the cell's far part) with
+    sum_k w + W = E[(U - m_j)^2; S=s, U in C_j] (exact), w pi >= (E[U - m_j; pair])^2
+    (Cauchy-Schwarz) and, on a bounded cell of width h_c, w <= (h_c / 2)^2 pi.  With
+    Q = E[(U - c)^2; pair] (c the bin's centre, linear in w, u, pi) and bin width h:
+    since |Z - c| <= h/2, (Z - U)^2 >= dist(U, bin)^2 = (|U - c| - h/2)_+^2 >= lambda (U - c)^2
+    - beta |U - c| (:data:`_DIST_QUADRATICS`), and E[|U - c|; pair] <= r with r^2 <= pi Q, so
+    t >= lambda Q - beta r for each (lambda, beta).
+    """
+    c, b = disc.cells, disc.bins
+    m = c.atom
+    mass, m1 = disc.mass[s], disc.m1[s]
+    central = disc.m2[s] - 2 * m * m1 + m**2 * mass  # E[(U - m_j)^2; S=s, C_j]
+    w, big_w = cp.Variable(disc.n_pairs, nonneg=True), cp.Variable(len(c), nonneg=True)
+    du = v["u"] - cp.multiply(m[disc.pj], v["pi"])  # E[U - m_j; pair]
+    dg = v["g"] - cp.multiply(m, v["f"])
+    cons = [disc.by_cell @ w + big_w == central,
+            cp.SOC(w + v["pi"], cp.vstack([2 * du, w - v["pi"]]), axis=0),
+            cp.SOC(big_w + v["f"], cp.vstack([2 * dg, big_w - v["f"]]), axis=0)]
+    half = 0.5 * (c.hi - c.lo)
+    bounded = np.isfinite(half)
+    pb = bounded[disc.pj]
+    if pb.any():
+        cons.append(w[pb] <= cp.multiply(half[disc.pj][pb] ** 2, v["pi"][pb]))
+    if bounded.any():
+        cons.append(big_w[bounded] <= cp.multiply(half[bounded] ** 2, v["f"][bounded]))
+    fin = np.isfinite(b.lo[disc.pk]) & np.isfinite(b.hi[disc.pk])
+    if not fin.any():
+        return cons
+    idx = np.flatnonzero(fin)
+    d = (m[disc.pj] - b.atom[disc.pk])[idx]  # U - c = (U - m_j) + d
+    h = (b.hi - b.lo)[disc.pk][idx]
+    pi = v["pi"][idx]
+    q = w[idx] + 2 * cp.multiply(d, du[idx]) + cp.multiply(d**2, pi)
+    r = cp.Variable(idx.size, nonneg=True)
+    cons.append(cp.SOC(pi + q, cp.vstack([2 * r, pi - q]), axis=0))
+    cons += [v["t"][idx] >= lam * q - cp.multiply(beta * h, r) for lam, beta in _DIST_QUADRATICS]
+    return cons
 
 
 def _coupling(disc: Discretized, blk0: dict[str, Any], blk1: dict[str, Any]) -> list[Any]:
@@ -150,7 +205,8 @@ def _split_bins(disc: Discretized, blocks: list[Any], q: list[Any]) -> tuple[lis
     return parts, cons
 
 
-def relaxation(disc: Discretized, budget: float, privacy: str, observation: str) -> dict[str, Any]:
+def relaxation(disc: Discretized, budget: float, privacy: str, observation: str, *,
+               second_moments: bool = True) -> dict[str, Any]:
     """Lower bound on the optimal leakage over all mechanisms at distortion ``budget``.
 
     Returns
@@ -160,7 +216,7 @@ def relaxation(disc: Discretized, budget: float, privacy: str, observation: str)
         dual feasibility, 1e-9), ``primal`` (leakage of the relaxation's P(S, Z')),
         ``far_mass``, ``p_sz`` (2, K) its P(S, bin), ``bin_edges`` and solver statistics.
     """
-    blocks = [_class_block(disc, s) for s in (0, 1)]
+    blocks = [_class_block(disc, s, second_moments) for s in (0, 1)]
     cons = [c for _, cs in blocks for c in cs]
     if observation == "useful":
         cons += _ratio(disc, blocks[0][0]["pi"], blocks[1][0]["pi"])
