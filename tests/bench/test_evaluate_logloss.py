@@ -65,3 +65,17 @@ def test_evaluate_dispatches_logloss_tasks():
     assert any(e.evaluator == "exact-logloss" for e in evals)
     with pytest.raises(Exception, match="different task"):
         evaluate(mech, SC, "useful", "mi", n_eval=5000, seed=1)  # a logloss mechanism is not a Hamming one
+
+
+def test_an_honest_channel_with_a_rare_cell_is_not_called_inconsistent():
+    # U = 0 goes to Z = 1 with probability 2e-4: that cell adds ~5e-4 nats to H(U | Z) with a loss of ~8 nats,
+    # but 2,000 draws almost never contain it, so the sample's std / sqrt(n) is far too small to compare
+    eps = 2e-4
+    rare = np.array([[1 - eps, eps, 0, 0], [0, 1.0, 0, 0], [0, 0, 1.0, 0]])
+    mech = FiniteChannel(TASK, 0.5, rare)
+    s, u, z = _fresh(mech, n=2000, seed=5)
+    assert not np.any((u == 0) & (z == 1))  # the rare cell is absent from these draws
+    evals = evaluate_finite_logloss(mech, SC, TASK, s, u, z)
+    exact, sample = _by(evals, "exact-logloss", "distortion"), _by(evals, "sample-logloss", "distortion")
+    assert exact.value - sample.value > 20 * sample.stderr  # the plain 5-sigma comparison would flag it
+    assert next(e for e in evals if e.metric == "consistency").value == 1
