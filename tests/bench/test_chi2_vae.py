@@ -41,9 +41,9 @@ def test_table_shows_attack_accuracy_loss_per_pixel_mse_and_utility_beside_table
     assert vae["MSE per pixel"].startswith("0.020")                     # the summed squared error / 784 pixels
     gap_a = t.loc["ours: GAP-A lambda=20"]
     assert (gap_a["attack acc (lower: private)"], gap_a["attack loss (higher: private)"],
-            gap_a["MSE per pixel"], gap_a["utility acc"]) == ("0.800", "0.450", "0.030", "0.900")
+            gap_a["MSE per pixel"], gap_a["utility acc"]) == ("0.800", "0.450", "0.0300", "0.900")
     assert t.loc["ours: VFAE beta=10", "attack acc (lower: private)"] == "0.700"
-    assert t.loc["ours: raw data (identity)", "MSE per pixel"] == "0.000"
+    assert t.loc["ours: raw data (identity)", "MSE per pixel"] == "0.0000"
     assert t.loc["paper Table I (UTKFace): GAP-A", "attack acc (lower: private)"] == "0.830"
     assert t.loc["paper Table I (UTKFace): chi-square", "attack loss (higher: private)"] == "0.580"
     assert t.loc["paper Table II (CelebA): VAE", "utility acc"] == "0.997 (gender)"
