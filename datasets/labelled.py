@@ -17,7 +17,9 @@ testing``           correlated | a in (0, 0.5);
                     matrix_seed (int >= 0)
 ==================  ===============================  ========================================
 
-Images also state a ``logloss`` task (``task(observation, privacy, "logloss")``): the
+Images also state an ``mse`` task (``task(observation, privacy, "mse")``: the squared error
+summed over the pixels, the chi-square paper's reconstruction MSE times the pixel count) and a
+``logloss`` task (``task(observation, privacy, "logloss")``): the
 mechanism observes the image U as before and utility is the log-loss of the scenario's
 utility label (circle or parity), H(label | Z); the samples carry that label in
 ``Samples.utility`` (every image draw does) and the task declares it (``Task.utility``) with its
@@ -198,7 +200,7 @@ class ImageScenario(LabelledScenario):
 
     kind: ClassVar[str] = "image"
     distortion_name: ClassVar[str] = "xent"
-    other_distortions: ClassVar[tuple[str, ...]] = ("logloss",)
+    other_distortions: ClassVar[tuple[str, ...]] = ("logloss", "mse")
     label_names: ClassVar[tuple[str, ...]] = IMAGE_LABELS
     fixed_rows: ClassVar[bool] = True
     labeling: str
@@ -232,13 +234,15 @@ class ImageScenario(LabelledScenario):
         return len(self.partition()[PARTS.index(self._check_part(part))])
 
     def task_for(self, observation: str, privacy: str = "map", distortion: str | None = None) -> Task:
-        """The ``image`` task: per-pixel ``xent``, or ``logloss`` (H(utility label | Z), n_u its classes)."""
-        if self.other_distortion(distortion) == "logloss":
+        """The ``image`` task: per-pixel ``xent``, ``mse`` (squared error summed over the pixels), or
+        ``logloss`` (H(utility label | Z), n_u its classes)."""
+        other = self.other_distortion(distortion)
+        if other == "logloss":
             shape = self.partition()[0].shape
             n_u = int(IMAGE_CLASSES[self.utility_label])
             return Task("image", observation, privacy, "logloss", n_s=int(IMAGE_CLASSES[self.s_label]),
                         n_u=n_u, d_u=int(np.prod(shape)), image_shape=shape, utility=((self.utility_label, n_u),))
-        return self.partition()[0].task(observation, privacy, "xent")
+        return self.partition()[0].task(observation, privacy, other or "xent")
 
     def sample(self, n: int, rng: np.random.Generator) -> Samples:
         """n rows drawn without replacement from the train partition."""

@@ -26,7 +26,8 @@ class VFAEMechanism(ConfigTensorsMechanism):
     ``latent``: Z = (z1, 0, ..., 0), the code in the first latent_dim of U's d_u
     coordinates (the task's release shape); its squared distance to U is then no
     distortion of the data.  ``decoded``: Z = sum_k P(S=k) dec(z1, k), a function of
-    z1 alone (so it tells no more about S than z1), in U's space.
+    z1 alone (so it tells no more about S than z1), in U's space, clipped to ``config["clip"]`` (lo, hi)
+    where given (images: [0, 1]).
     """
 
     def __init__(self, task: Task, budget: float, config: dict[str, Any], tensors: dict[str, torch.Tensor],
@@ -67,4 +68,6 @@ class VFAEMechanism(ConfigTensorsMechanism):
                 onehot = torch.zeros(len(w), n_s, dtype=torch.float64)  # type: ignore[arg-type]
                 onehot[:, k] = 1.0
                 out += prior[k] * mlp_forward(self.tensors, "dec", torch.cat([z, onehot], 1), "elu")
+            if self.config.get("clip") is not None:  # images: into [0, 1] (a function of z1 still)
+                out = out.clamp(*self.config["clip"])
             return out.numpy()

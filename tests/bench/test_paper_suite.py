@@ -12,7 +12,7 @@ from privbench.datasets.errors import InputError
 REQUIRED = [
     "ppan-fig3/useful", "ppan-fig3/full", "ppan-fig4", "ppan-fig5/useful", "ppan-fig5/full", "ppan-fig6",
     "ppan-images", "gap-fig5/p0.5", "gap-fig5/p0.75", "gap-tables", "chi2-fig4/independent",
-    "chi2-fig4/correlated", "filter-mnist/digit", "filter-mnist/ge5-parity", "filter-two-user",
+    "chi2-fig4/correlated", "chi2-vae", "filter-mnist/digit", "filter-mnist/ge5-parity", "filter-two-user",
     "filter-adult", "filter-abalone",
     "mismatch/binary-gmm", "mismatch/gaussian-scalar", "sample-complexity/symmetric-pair",
     "sample-complexity/binary", "sample-complexity/gaussian-scalar", "sample-complexity/gaussian-vector",
@@ -97,6 +97,7 @@ def test_miniature_of_every_experiment_runs_and_reports(tmp_path, capsys):
     assert "Learned parameters vs GAP Tables 2-5" in md
     assert "Gap vs training-set size" in md
     assert "Attacker mismatch" in md
+    assert "Beside the chi-square paper's Tables I-II" in md
 
 
 def test_paper_reference_holds_gap_tables_2_to_5():

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from ..render import Block
+from .chi2_vae import chi2_vae_section
 from .filter_uci import table2_section, table3_section
 from .gap_tables import gap_table_blocks
 from .labelled import filter_table1_section, labelled_blocks, two_user_blocks
@@ -45,6 +46,7 @@ SECTIONS: dict[str, Section] = {
     "filter-table2": Section(table2_section),
     "filter-table3": Section(table3_section),
     "privacy-utility": Section(privacy_utility_blocks),
+    "chi2-vae-tables": Section(chi2_vae_section),
 }
 
 __all__ = ["SECTIONS", "Section", "labelled_blocks", "mismatch_blocks", "mismatch_overview", "two_user_blocks"]
