@@ -41,11 +41,14 @@ Schedules
              adversary d_u -> 1000 -> 1000 -> n_s, discriminator d_u -> 500 -> 1,
              tanh, Adam(1e-3), batches of 100, 50 epochs, one adversary step per
              mechanism step.  Heavy on a CPU (about 4.4M weights per budget).
-``default``  the CPU configuration (the paper suite's): gated mechanism 128 -> 128 ReLU, adversary
-             and discriminator one layer of 128 (standardised input), 20 epochs of batches of 50,
-             Adam 2e-3 (the mechanism's learning rate on a cosine decay), 2 adversary steps.
-``gpu``      the same design at GPU scale: 1024 x 3 mechanism, 512-unit adversary and
-             discriminator, 64 noise inputs, 100 epochs of 100, 3 adversary steps.
+``default``  the paper's design, smaller: 256-unit layers, 100 epochs, one adversary step, the
+             discriminator's non-saturating mechanism loss (the paper suite overrides widths and epochs).
+``sharp``    the CPU configuration of the sharp design: gated mechanism 128 -> 128 ReLU started at
+             its budget (``start="budget"``), the confusion objective, adversary and discriminator one
+             standardised layer of 128, 20 epochs of batches of 50, Adam 5e-4 for the mechanism (cosine
+             decay), 2e-3 and 3 steps per mechanism step for the adversary (two time scales).
+``gpu``      the sharp design at GPU scale: 1024 x 3 mechanism, 512-unit adversary and discriminator,
+             64 noise inputs, 200 epochs of 100, mechanism 3e-4, adversary 1e-3 and 3 steps.
 
 The paper's MNIST runs trade off with a Lagrange weight (lambda from 35 to 2); here
 every run targets a budget through the penalty above (PPAN §II-B's variant).
@@ -81,22 +84,24 @@ from .nn.image_game import ImageGame, entropy_of_labels, mech_input, release_par
 from .nn.sweep import SweepLinear, SweepMLP
 from .serves import Serves
 
+_PLAIN = dict(adv_lr=None, adv_activation=None, adv_standardise=False, objective="xent", start="image", arch="plain",
+              skip_clamp=0.01, gate_bias=3.0, cosine=False)  # the paper's design (adv_lr, adv_activation: as lr, activation)
+_SHARP = dict(activation="relu", adv_activation="relu", adv_standardise=True, saturating=False, objective="confusion",
+              arch="gated", skip_clamp=0.003, gate_bias=3.0, start="budget", cosine=True)
 SCHEDULES: dict[str, dict[str, Any]] = {
-    "paper": dict(hidden=(1000, 1000), adv_hidden=(1000, 1000), disc_hidden=(500,), n_noise=20, epochs=50,
-                  batch_size=100, lr=1e-3, adv_lr=1e-3, adv_steps=1, activation="tanh", adv_activation="tanh",
-                  adv_standardise=False, saturating=True, objective="xent", arch="plain", skip_clamp=0.01, gate_bias=3.0, cosine=False),
-    "default": dict(hidden=(128, 128), adv_hidden=(128,), disc_hidden=(128,), n_noise=20, epochs=20,
-                    batch_size=50, lr=2e-3, adv_lr=2e-3, adv_steps=2, activation="relu", adv_activation="relu",
-                    adv_standardise=True, saturating=False, objective="confusion", arch="gated", skip_clamp=0.003, gate_bias=3.0,
-                    cosine=True),
-    "gpu": dict(hidden=(1024, 1024, 1024), adv_hidden=(512,), disc_hidden=(512,), n_noise=64, epochs=100,
-                batch_size=100, lr=1e-3, adv_lr=1e-3, adv_steps=3, activation="relu", adv_activation="relu",
-                adv_standardise=True, saturating=False, objective="confusion", arch="gated", skip_clamp=0.003, gate_bias=3.0,
-                cosine=True),
+    "paper": dict(_PLAIN, hidden=(1000, 1000), adv_hidden=(1000, 1000), disc_hidden=(500,), n_noise=20, epochs=50,
+                  batch_size=100, lr=1e-3, adv_steps=1, activation="tanh", saturating=True),
+    "default": dict(_PLAIN, hidden=(256, 256), adv_hidden=(256, 256), disc_hidden=(256,), n_noise=20, epochs=100,
+                    batch_size=100, lr=1e-3, adv_steps=1, activation="tanh", saturating=False),
+    "sharp": dict(_SHARP, hidden=(128, 128), adv_hidden=(128,), disc_hidden=(128,), n_noise=20, epochs=20,
+                  batch_size=50, lr=5e-4, adv_lr=2e-3, adv_steps=3),
+    "gpu": dict(_SHARP, hidden=(1024, 1024, 1024), adv_hidden=(512,), disc_hidden=(512,), n_noise=64, epochs=200,
+                batch_size=100, lr=3e-4, adv_lr=1e-3, adv_steps=3),
 }
 ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "elu": F.elu, "leaky_relu": F.leaky_relu}
 OVERRIDABLE = ("hidden", "adv_hidden", "disc_hidden", "n_noise", "epochs", "batch_size", "adv_steps", "lr", "adv_lr",
-               "activation", "arch", "skip_clamp", "gate_bias", "objective")
+               "activation", "arch", "skip_clamp", "gate_bias", "objective", "start")
+STARTS = ("image", "budget")
 OBJECTIVES = ("xent", "confusion")
 ARCHS = ("plain", "skip", "gated")
 
@@ -185,7 +190,7 @@ class PPANImage(Learner):
 
     Parameters
     ----------
-    schedule : {"default", "gpu", "paper"}
+    schedule : {"default", "sharp", "gpu", "paper"}
         Supplies every hyper-parameter left as None (see the module docstring).
     hidden, adv_hidden, disc_hidden : tuple of int or None
         Hidden layer widths of the mechanism, adversary and discriminator.
@@ -209,6 +214,9 @@ class PPANImage(Learner):
         c of the sharp path clamp(U, c, 1 - c) (``skip``, ``gated``), in (0, 0.5).
     objective : {"xent", "confusion"} or None
         The mechanism's privacy term (see :meth:`.nn.image_game.ImageGame.privacy_loss`).
+    start : {"image", "budget"} or None
+        ``gated`` only: start at the image (gate sigmoid(gate_bias)), or each member at the blend
+        of the image and the mean image whose distortion is its budget.
     gate_bias : float or None
         Starting logit of the gate of ``gated`` (3: the release starts 95% the image).
     threads : int or None
@@ -228,7 +236,8 @@ class PPANImage(Learner):
                  adv_steps: int | None = None, lr: float | None = None, adv_lr: float | None = None,
                  penalty: float = 1e4, gamma: float = 0.0, activation: str | None = None,
                  skip: bool | None = None, skip_clamp: float | None = None, arch: str | None = None,
-                 gate_bias: float | None = None, objective: str | None = None, threads: int | None = 1) -> None:
+                 gate_bias: float | None = None, objective: str | None = None,
+                 start: str | None = None, threads: int | None = 1) -> None:
         self.schedule = schedule
         self.hidden = hidden
         self.adv_hidden = adv_hidden
@@ -247,6 +256,7 @@ class PPANImage(Learner):
         self.arch = arch
         self.gate_bias = gate_bias
         self.objective = objective
+        self.start = start
         self.threads = threads
 
     def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
@@ -260,6 +270,8 @@ class PPANImage(Learner):
         for key in OVERRIDABLE:
             if getattr(self, key) is not None:
                 cfg[key] = getattr(self, key)
+        for key, like in (("adv_lr", "lr"), ("adv_activation", "activation")):
+            cfg[key] = cfg[like] if cfg[key] is None else cfg[key]
         for key in ("hidden", "adv_hidden", "disc_hidden"):
             cfg[key] = tuple(int(h) for h in cfg[key])
             if any(h < 1 for h in cfg[key]):
@@ -271,6 +283,7 @@ class PPANImage(Learner):
                 raise InputError(f"{key}={v!r} must be an integer >= {lo}")
         check_choice("arch", cfg["arch"], ARCHS)
         check_choice("objective", cfg["objective"], OBJECTIVES)
+        check_choice("start", cfg["start"], STARTS)
         gb = cfg["gate_bias"]
         if isinstance(gb, bool) or not isinstance(gb, (int, float)) or not math.isfinite(gb):
             raise InputError(f"gate_bias={gb!r} must be a finite number")

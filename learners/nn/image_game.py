@@ -162,6 +162,33 @@ class ImageGame:
                                                    cfg["adv_standardise"]), g).to(device)
             self.opt_d = torch.optim.Adam(self.disc.parameters(), lr=cfg["adv_lr"])
 
+    @torch.no_grad()
+    def start_at_budgets(self, U: np.ndarray, budgets: np.ndarray) -> None:
+        """``gated`` only: start member i at Z = g_i clamp(U) + (1 - g_i) E[U] with g_i such that the
+        training images' mean distortion is budget i (bisection; g_i = sigmoid(gate_bias) where that
+        start is already within the budget), so that the mechanism starts spending its budget."""
+        c, d = self.clamp, self.task.d_u
+        u = torch.as_tensor(np.asarray(U[:1000], dtype=np.float64))
+        mean = u.mean(0).clamp(c, 1 - c)
+        uc = u.clamp(c, 1 - c)
+
+        def dist(g: float) -> float:
+            z = g * uc + (1 - g) * mean
+            return float(-(u * torch.log(z) + (1 - u) * torch.log1p(-z)).mean())
+
+        last = self.mech.net[-1]
+        last.weight.mul_(0.1)
+        last.bias[:, 0, :d] = torch.log(mean / (1 - mean)).to(last.bias.device, last.bias.dtype)
+        g_max = 1.0 / (1.0 + math.exp(-self.gate_bias))
+        for i, b in enumerate(np.asarray(budgets, dtype=float)):
+            lo, hi = 0.0, g_max  # dist falls as g rises towards the image
+            if dist(hi) < b:
+                for _ in range(40):
+                    mid = 0.5 * (lo + hi)
+                    lo, hi = (mid, hi) if dist(mid) > b else (lo, mid)
+            g = min(max(hi, 1e-3), g_max)
+            last.bias[i, 0, d:] = math.log(g / (1 - g)) - self.gate_bias
+
     def release(self, w: torch.Tensor, u: torch.Tensor, noise: torch.Tensor
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         """Every member's releases Z and per-row distortion d(U, Z), shapes (k, b, d_u) and (k, b)."""
@@ -236,6 +263,8 @@ def train_image_game(game: ImageGame, W: np.ndarray, U: np.ndarray, S: np.ndarra
     Wt, Ut = to_tensor(W, device), to_tensor(U, device)
     St = torch.as_tensor(S, dtype=torch.long, device=device)
     budget_t = torch.as_tensor(budgets, dtype=torch.float32, device=device)
+    if game.gated and cfg["start"] == "budget":
+        game.start_at_budgets(U, budgets)
     n = len(Wt)
     fit = torch.as_tensor(order.random(n) >= ADV_HOLD, dtype=torch.float32, device=device)
     bs = min(int(cfg["batch_size"]), n)

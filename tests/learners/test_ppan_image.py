@@ -17,7 +17,7 @@ from privbench.datasets import InputError, Samples, Task
 from privbench.datasets.real import load_digits
 from privbench.learners import Serves, available, load_mechanism, make_learner
 from privbench.learners.nn.core import init_module
-from privbench.learners.nn.image_game import ImageAdversary, release_parts
+from privbench.learners.nn.image_game import ImageAdversary, ImageGame, release_parts
 from privbench.learners.ppan_image import ImageMLPMechanism, PPANImage
 
 TINY = dict(hidden=(32,), adv_hidden=(32,), disc_hidden=(16,), n_noise=4, epochs=20, batch_size=50)
@@ -129,7 +129,7 @@ def test_fresh_attacker_loses_accuracy_on_digits(digits):
 
 def test_discriminator_and_paper_schedule_run(tmp_path):
     samples, task = synthetic(100, 2)
-    for schedule in ("paper", "default", "gpu"):  # gpu: its code path at a tiny size
+    for schedule in ("paper", "default", "sharp", "gpu"):  # sharp, gpu: their code paths at a tiny size
         kw = dict(TINY, epochs=3, schedule=schedule, gamma=2.0)
         a = PPANImage(**kw).fit(samples, task, 0.6, seed=1, device="cpu")
         b = PPANImage(**kw).fit(samples, task, 0.6, seed=1, device="cpu")
@@ -223,3 +223,26 @@ def test_own_adversary_accuracy_is_read_on_rows_it_never_trained_on():
     facts = m.info["training_adversary"]
     assert 30 <= facts["n_held"] <= 90  # about 15% of 400 rows
     assert 0.0 <= facts["accuracy"] <= 1.0 and 0.0 <= facts["accuracy_fit_rows"] <= 1.0
+
+
+def test_budget_start_spends_each_budget_from_the_first_step():
+    """start="budget": before any training, each member's release costs about its budget (measured here
+    with the test's own cross-entropy on the releases), and a budget below the start's floor keeps the
+    gate at its bias (the image)."""
+    samples, task = synthetic(400, 0)
+    learner = PPANImage(**{**TINY, "schedule": "sharp"})
+    cfg = learner.resolved(task, 400)
+    assert cfg["arch"] == "gated" and cfg["start"] == "budget"
+    budgets = np.array([0.3, 0.55, 0.62])
+    game = ImageGame(task, 3, cfg, seed=0, device=torch.device("cpu"), gamma=0.0, penalty=1e4)
+    game.start_at_budgets(samples.u, budgets)
+    u = torch.as_tensor(samples.u, dtype=torch.float32)
+    noise = torch.rand(3, 400, cfg["n_noise"], generator=torch.Generator().manual_seed(1)) * 2 - 1
+    with torch.no_grad():
+        z, _ = game.release(u, u, noise)
+    d = [xent(samples.u, z[i].double().numpy()) for i in range(3)]
+    floor = xent(samples.u, np.clip(samples.u, 0.003, 0.997))
+    assert 0.3 < floor < 0.55  # the first budget is below what even the image costs
+    assert d[0] < floor + 0.03, (d, floor)  # so that member starts at (about) the image
+    for i in (1, 2):
+        assert abs(d[i] - budgets[i]) < 0.05 * budgets[i], (d, budgets)
