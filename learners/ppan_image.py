@@ -46,7 +46,8 @@ Schedules
 ``sharp``    the CPU configuration of the sharp design: gated mechanism 128 -> 128 ReLU started at
              its budget (``start="budget"``), the confusion objective, adversary and discriminator one
              standardised layer of 128, 20 epochs of batches of 50, Adam 5e-4 for the mechanism (cosine
-             decay), 2e-3 and 3 steps per mechanism step for the adversary (two time scales).
+             decay), 2e-3 and 3 steps per mechanism step for the adversary (two time scales), one
+             discriminator step per mechanism step.
 ``gpu``      the sharp design at GPU scale: 1024 x 3 mechanism, 512-unit adversary and discriminator,
              64 noise inputs, 120 epochs of 100, mechanism 3e-4, adversary 1e-3 and 3 steps.
 
@@ -55,9 +56,9 @@ every run targets a budget through the penalty above (PPAN §II-B's variant).
 
 Budgets are batched: one network per budget, all trained as one with the
 sweep layers of :mod:`.nn.sweep` (independent weights, one Adam state each).
-On an H100 five budgets cost what one does (about 5 ms a step, either schedule);
-on one CPU thread the cost grows linearly (default: 11 ms a step per budget,
-paper: 55 ms, on the 3,500-image MNIST-subset split).
+On an H100 five budgets cost what one does (about 5 ms a step, default and paper,
+measured before the sharp design; gpu is not measured yet); on one CPU thread the cost grows
+linearly (default: 11 ms a step per budget, paper: 55 ms, on the 3,500-image MNIST-subset split).
 The soft logit bound ``logit_max * tanh(logit / logit_max)`` keeps releases
 strictly inside (0, 1) (cost below 1e-5 nats per pixel) so that the
 cross-entropy of a release is always finite.
@@ -85,10 +86,13 @@ from .nn.sweep import SweepLinear, SweepMLP
 from .serves import Serves
 
 _PLAIN = dict(adv_lr=None, adv_activation=None, adv_standardise=False, objective="xent", start="image", arch="plain",
-              skip_clamp=0.01, gate_bias=3.0, cosine=False, penalty=1e4)  # the paper's design (adv_lr, adv_activation: as lr, activation)
+              skip_clamp=0.01, gate_bias=3.0, cosine=False, penalty=1e4, disc_steps=None)
+# _PLAIN: the paper's design (adv_lr, adv_activation None: as lr, activation).
 _SHARP = dict(activation="relu", adv_activation="relu", adv_standardise=True, saturating=False, objective="confusion",
               arch="gated", skip_clamp=0.003, gate_bias=3.0, start="budget", cosine=True,
-              penalty=1e5)  # the confusion term pulls harder than E log Q: 1e4 overshot budgets by 0.015-0.02
+              penalty=1e5, disc_steps=1)
+# sharp: penalty 1e5 because the confusion term pulls harder than E log Q (1e4 overshot budgets by 0.015-0.02);
+# disc_steps: discriminator updates per mechanism step (None: adv_steps, the paper's design)
 SCHEDULES: dict[str, dict[str, Any]] = {
     "paper": dict(_PLAIN, hidden=(1000, 1000), adv_hidden=(1000, 1000), disc_hidden=(500,), n_noise=20, epochs=50,
                   batch_size=100, lr=1e-3, adv_steps=1, activation="tanh", saturating=True),

@@ -223,13 +223,14 @@ class ImageGame:
         self.adv.observe(zd)
         if self.disc is not None:
             self.disc.observe(torch.cat([zd, u.expand(self.k, -1, -1)], dim=1))
-        for _ in range(int(self.cfg["adv_steps"])):
+        disc_steps = self.cfg["adv_steps"] if self.cfg["disc_steps"] is None else self.cfg["disc_steps"]
+        for j in range(int(self.cfg["adv_steps"])):
             la = self.adv_xent(zd, s, fit).sum()
             check_loss(la, step, "adversary loss")
             self.opt_a.zero_grad(set_to_none=True)
             la.backward()
             self.opt_a.step()
-            if self.disc is not None:
+            if self.disc is not None and j < int(disc_steps):
                 fake, real = self.disc(zd), self.disc(u.expand(self.k, -1, -1))
                 ld = (F.binary_cross_entropy_with_logits(fake, torch.ones_like(fake))
                       + F.binary_cross_entropy_with_logits(real, torch.zeros_like(real))) * self.k
