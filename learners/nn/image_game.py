@@ -205,11 +205,13 @@ class ImageGame:
     def privacy_loss(self, z: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
         """The mechanism's privacy term per member, (k,).
 
-        ``xent`` (PPAN eq. 3): E log Q(S | Z), unbounded below: against a strong adversary it
-        rewards releases that Q reads confidently wrong, which a fresh attacker simply relabels.
+        ``xent`` (PPAN eq. 3): E log Q(S | Z), unbounded below (it also rewards releases that Q
+        reads confidently wrong); on the MNIST subset (schedule sharp) it is the one that hid the digit.
         ``confusion``: the cross-entropy from the label prior to Q(. | Z), E sum_s p(s) (-log Q(s | Z)),
         smallest when Q(. | Z) is the prior (a release that tells the adversary nothing); both
-        have the same fixed point against the optimal adversary.
+        have the same fixed point against the optimal adversary.  On the MNIST subset the
+        mechanism answered it with image-dependent scrambles that the moving adversary could not
+        follow and a fresh classifier decoded (fresh accuracy 0.92 at 0.21 nats/pixel).
         """
         if self.cfg["objective"] == "xent":
             return -self.adv_xent(z, s)
