@@ -15,33 +15,50 @@ batch before the penalty (the paper's budget-targeting variant of eq. 3).  With
 ``gamma > 0`` a discriminator D(Z) = P(Z is a release, not a real image) joins
 the game as in eq. 9: it ascends gamma*(log D(z) + log(1 - D(u))) and the
 mechanism descends gamma*log D(z) (schedule ``paper``) or the non-saturating
-surrogate -gamma*log(1 - D(z)) (schedule ``default``; same fixed point).
+surrogate -gamma*log(1 - D(z)) (the other schedules; same fixed point).
 Updates alternate: ``adv_steps`` adversary (and discriminator) steps on a batch,
 then one mechanism step on the same batch (PPAN Appendix A; the paper uses 1).
 
+Architectures (``arch``)
+------------------------
+``plain``  Z = sigmoid(bound(net(.))): the paper's generator; on the MNIST subset its releases
+           start at a blur (about 0.19 nats/pixel, against the identity's 0.059).
+``skip``   Z = sigmoid(bound(net(.) + logit(clamp(U, c, 1 - c)))): starts at Z close to U and
+           stays sharp, but changing a saturated pixel takes a large logit step, so the
+           adversary's gradient barely moves it: on the MNIST subset it left large budgets unused.
+``gated``  Z = g clamp(U, c, 1 - c) + (1 - g) sigmoid(bound(r)), [r, h] = net(.), a per-pixel gate
+           g = sigmoid(h + gate_bias) starting at 0.95: the release starts as the image, and the
+           mechanism trades it pixel by pixel for a generated one, as far as the budget allows.
+
+The adversary (:class:`.nn.image_game.ImageAdversary`) mirrors the bench's fresh classifier:
+per-pixel standardisation of the release, then a ReLU MLP; ``adv_standardise=False`` and tanh
+give the paper's plain MLP.  It trains on 85% of the training rows only; its accuracy on the
+other 15% is the ``training_adversary`` accuracy a mechanism records.
+
 Schedules
 ---------
-``paper``    the paper's networks: mechanism (d_u + 20) -> 1000 -> 1000 -> d_u,
+``paper``    the paper's networks: mechanism (d_u + 20) -> 1000 -> 1000 -> d_u (plain),
              adversary d_u -> 1000 -> 1000 -> n_s, discriminator d_u -> 500 -> 1,
              tanh, Adam(1e-3), batches of 100, 50 epochs, one adversary step per
              mechanism step.  Heavy on a CPU (about 4.4M weights per budget).
-``default``  the same design, smaller: 256-unit layers, 100 epochs, one adversary
-             step, the discriminator's non-saturating mechanism loss; 3,500 images
-             at five budgets train in about 3 minutes on one CPU thread.
+``default``  the paper's design, smaller: 256-unit layers, 100 epochs, one adversary step, the
+             discriminator's non-saturating mechanism loss (the paper suite overrides widths and epochs).
+``sharp``    the CPU configuration of the sharp design: gated mechanism 128 -> 128 ReLU started at
+             its budget (``start="budget"``), the paper's E log Q(S|Z) term, adversary and discriminator one
+             standardised layer of 128, 20 epochs of batches of 50, Adam 5e-4 for the mechanism (cosine
+             decay), 2e-3 and 3 steps per mechanism step for the adversary (two time scales), one
+             discriminator step per mechanism step.
+``gpu``      the sharp design at GPU scale: 1024 x 3 mechanism, 512-unit adversary and discriminator,
+             64 noise inputs, 120 epochs of 100, mechanism 3e-4, adversary 1e-3 and 3 steps.
 
 The paper's MNIST runs trade off with a Lagrange weight (lambda from 35 to 2); here
 every run targets a budget through the penalty above (PPAN §II-B's variant).
 
-``skip=True`` (off in both schedules) adds a residual path, Z = sigmoid(bound(net(.) +
-logit(clamp(U, 0.01, 0.99)))), so that training starts near Z = U: it reconstructs
-better at budgets close to the identity's distortion, but on the MNIST subset it
-left large budgets unused and hid the digit less (see the issue #3 report).
-
 Budgets are batched: one network per budget, all trained as one with the
 sweep layers of :mod:`.nn.sweep` (independent weights, one Adam state each).
-On an H100 five budgets cost what one does (about 5 ms a step, either schedule);
-on one CPU thread the cost grows linearly (default: 11 ms a step per budget,
-paper: 55 ms, on the 3,500-image MNIST-subset split).
+On an H100 five budgets cost what one does (about 5 ms a step, default and paper,
+measured before the sharp design; gpu is not measured yet); on one CPU thread the cost grows
+linearly (default: 11 ms a step per budget, paper: 55 ms, on the 3,500-image MNIST-subset split).
 The soft logit bound ``logit_max * tanh(logit / logit_max)`` keeps releases
 strictly inside (0, 1) (cost below 1e-5 nats per pixel) so that the
 cross-entropy of a release is always finite.
@@ -55,7 +72,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch import nn
+
 
 from privbench.datasets.errors import InputError
 from privbench.datasets.samples import Samples
@@ -63,41 +80,35 @@ from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice, mechanism_type
 from .registry import register
-from .nn.core import check_loss, generator, init_module, rng_generator, seeds, to_tensor, torch_threads
+from .nn.core import rng_generator, seeds, torch_threads
+from .nn.image_game import ImageGame, entropy_of_labels, mech_input, release_parts, soft_clip, train_image_game
 from .nn.sweep import SweepLinear, SweepMLP
 from .serves import Serves
 
+_PLAIN = dict(adv_lr=None, adv_activation=None, adv_standardise=False, objective="xent", start="image", arch="plain",
+              skip_clamp=0.01, gate_bias=3.0, cosine=False, penalty=1e4, disc_steps=None)
+# _PLAIN: the paper's design (adv_lr, adv_activation None: as lr, activation).
+_SHARP = dict(activation="relu", adv_activation="relu", adv_standardise=True, saturating=False, objective="xent",
+              arch="gated", skip_clamp=0.003, gate_bias=3.0, start="budget", cosine=True,
+              penalty=1e5, disc_steps=1)
+# sharp: penalty 1e5 (with objective="confusion", 1e4 overshot budgets by 0.015-0.02; E log Q keeps within them);
+# disc_steps: discriminator updates per mechanism step (None: adv_steps, the paper's design)
 SCHEDULES: dict[str, dict[str, Any]] = {
-    "paper": dict(hidden=(1000, 1000), adv_hidden=(1000, 1000), disc_hidden=(500,), n_noise=20, epochs=50,
-                  batch_size=100, lr=1e-3, adv_steps=1, activation="tanh", saturating=True,
-                  skip=False),
-    "default": dict(hidden=(256, 256), adv_hidden=(256, 256), disc_hidden=(256,), n_noise=20, epochs=100,
-                    batch_size=100, lr=1e-3, adv_steps=1, activation="tanh", saturating=False,
-                    skip=False),
+    "paper": dict(_PLAIN, hidden=(1000, 1000), adv_hidden=(1000, 1000), disc_hidden=(500,), n_noise=20, epochs=50,
+                  batch_size=100, lr=1e-3, adv_steps=1, activation="tanh", saturating=True),
+    "default": dict(_PLAIN, hidden=(256, 256), adv_hidden=(256, 256), disc_hidden=(256,), n_noise=20, epochs=100,
+                    batch_size=100, lr=1e-3, adv_steps=1, activation="tanh", saturating=False),
+    "sharp": dict(_SHARP, hidden=(128, 128), adv_hidden=(128,), disc_hidden=(128,), n_noise=20, epochs=20,
+                  batch_size=50, lr=5e-4, adv_lr=2e-3, adv_steps=3),
+    "gpu": dict(_SHARP, hidden=(1024, 1024, 1024), adv_hidden=(512,), disc_hidden=(512,), n_noise=64, epochs=120,
+                batch_size=100, lr=3e-4, adv_lr=1e-3, adv_steps=3),
 }
 ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "elu": F.elu, "leaky_relu": F.leaky_relu}
-LOGIT_MAX = 12.0
-SKIP_CLAMP = 0.01
-
-
-def _skip_logit(u: torch.Tensor, clamp: float = SKIP_CLAMP) -> torch.Tensor:
-    """logit(clamp(U, c, 1 - c)): the residual path of ``skip`` mechanisms (Z close to U at init)."""
-    u = u.clamp(clamp, 1 - clamp)
-    return torch.log(u) - torch.log1p(-u)
-
-
-def soft_clip(logit: torch.Tensor) -> torch.Tensor:
-    return LOGIT_MAX * torch.tanh(logit / LOGIT_MAX)
-
-
-def mech_input(w: torch.Tensor, task: Task, noise: torch.Tensor) -> torch.Tensor:
-    """[one-hot S (full only), U, noise], shape (..., n, (n_s) + d_u + n_noise)."""
-    d_u = task.d_u
-    parts = []
-    if task.observation == "full":
-        parts.append(F.one_hot(w[..., 0].round().long(), task.n_s).to(w.dtype))  # type: ignore[arg-type]
-    parts += [w[..., -d_u:], noise]
-    return torch.cat(parts, dim=-1)
+OVERRIDABLE = ("hidden", "adv_hidden", "disc_hidden", "n_noise", "epochs", "batch_size", "adv_steps", "lr", "adv_lr",
+               "activation", "arch", "skip_clamp", "gate_bias", "objective", "start", "penalty")
+STARTS = ("image", "budget")
+OBJECTIVES = ("xent", "confusion")
+ARCHS = ("plain", "skip", "gated")
 
 
 @mechanism_type("ppan-image-mlp")
@@ -116,7 +127,7 @@ class ImageMLPMechanism(Mechanism):
 
     def __init__(self, task: Task, budget: float, weights: Sequence[torch.Tensor], biases: Sequence[torch.Tensor],
                  n_noise: int, activation: str = "tanh", skip_clamp: float | None = None,
-                 info: dict[str, Any] | None = None) -> None:
+                 info: dict[str, Any] | None = None, gate_bias: float | None = None) -> None:
         super().__init__(task, budget, info)
         if task.kind != "image":
             raise InputError("ppan-image-mlp mechanisms are for image tasks")
@@ -126,10 +137,14 @@ class ImageMLPMechanism(Mechanism):
         self.n_noise = int(n_noise)
         self.activation = activation
         self.skip_clamp = None if skip_clamp is None else float(skip_clamp)
+        self.gate_bias = None if gate_bias is None else float(gate_bias)
+        if self.gate_bias is not None and self.skip_clamp is None:
+            raise InputError("a gated ppan-image-mlp mechanism needs skip_clamp (the clamp of its sharp path)")
+        d_out = task.d_u * (1 if self.gate_bias is None else 2)  # type: ignore[operator]
         d_in = (task.n_s if task.observation == "full" else 0) + task.d_u + self.n_noise  # type: ignore[operator]
         if (len(self.weights) != len(self.biases) or not self.weights or self.weights[0].shape[0] != d_in
-                or self.weights[-1].shape[1] != task.d_u):
-            raise InputError(f"ppan-image-mlp layers do not map {d_in} inputs to {task.d_u} pixels")
+                or self.weights[-1].shape[1] != d_out):
+            raise InputError(f"ppan-image-mlp layers do not map {d_in} inputs to {d_out} outputs")
 
     def _net(self, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
         act = ACTIVATIONS[self.activation]
@@ -137,9 +152,7 @@ class ImageMLPMechanism(Mechanism):
             x = x @ w + b
             if i < len(self.weights) - 1:
                 x = act(x)
-        if self.skip_clamp is not None:
-            x = x + _skip_logit(u, self.skip_clamp)
-        return torch.sigmoid(soft_clip(x))
+        return release_parts(x, u, self.skip_clamp, self.gate_bias)[0]
 
     @torch.no_grad()
     def release(self, w: Any, rng: np.random.Generator) -> np.ndarray:
@@ -156,19 +169,20 @@ class ImageMLPMechanism(Mechanism):
 
     def params(self) -> dict[str, Any]:
         return {"layers": [list(w.shape) for w in self.weights], "n_noise": self.n_noise,
-                "activation": self.activation, "skip_clamp": self.skip_clamp}
+                "activation": self.activation, "skip_clamp": self.skip_clamp, "gate_bias": self.gate_bias}
 
     def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
         tensors = {f"w{i}": w for i, w in enumerate(self.weights)}
         tensors.update({f"b{i}": b for i, b in enumerate(self.biases)})
         return {"n_layers": len(self.weights), "n_noise": self.n_noise, "activation": self.activation,
-                "skip_clamp": self.skip_clamp}, tensors
+                "skip_clamp": self.skip_clamp, "gate_bias": self.gate_bias}, tensors
 
     @classmethod
     def _from_state(cls, task, budget, info, config, tensors):  # type: ignore[override]
         n = int(config["n_layers"])
         return cls(task, budget, [tensors[f"w{i}"] for i in range(n)], [tensors[f"b{i}"] for i in range(n)],
-                   int(config["n_noise"]), str(config["activation"]), config["skip_clamp"], info)
+                   int(config["n_noise"]), str(config["activation"]), config["skip_clamp"], info,
+                   config.get("gate_bias"))
 
 
 def sweep_linears(net: SweepMLP) -> list[SweepLinear]:
@@ -181,7 +195,7 @@ class PPANImage(Learner):
 
     Parameters
     ----------
-    schedule : {"default", "paper"}
+    schedule : {"default", "sharp", "gpu", "paper"}
         Supplies every hyper-parameter left as None (see the module docstring).
     hidden, adv_hidden, disc_hidden : tuple of int or None
         Hidden layer widths of the mechanism, adversary and discriminator.
@@ -189,16 +203,27 @@ class PPANImage(Learner):
         Seed-noise dimension.
     epochs, batch_size, adv_steps : int or None
         Passes over the training set, batch size, adversary steps per mechanism step.
-    lr : float or None
-        Adam learning rate (all networks).
-    penalty : float
-        Weight of the squared budget excess max(0, mean d - budget)^2.
+    lr, adv_lr : float or None
+        Adam learning rates of the mechanism and of the adversary (and discriminator).
+    penalty : float or None
+        Weight of the squared budget excess max(0, mean d - budget)^2 (schedules: 1e4, sharp and gpu 1e5).
     gamma : float
         Discriminator weight (0: no discriminator; the paper shows gamma = 2).
     activation : str or None
-        Hidden activation (tanh in the paper).
+        Hidden activation of the mechanism.
+    arch : {"plain", "skip", "gated"} or None
+        The mechanism's output (see the module docstring).
     skip : bool or None
-        Residual path from U to the release logits (see the module docstring).
+        Older spelling: True is ``arch="skip"``, False ``arch="plain"`` (``arch`` wins).
+    skip_clamp : float or None
+        c of the sharp path clamp(U, c, 1 - c) (``skip``, ``gated``), in (0, 0.5).
+    objective : {"xent", "confusion"} or None
+        The mechanism's privacy term (see :meth:`.nn.image_game.ImageGame.privacy_loss`).
+    start : {"image", "budget"} or None
+        ``gated`` only: start at the image (gate sigmoid(gate_bias)), or each member at the blend
+        of the image and the mean image whose distortion is its budget.
+    gate_bias : float or None
+        Starting logit of the gate of ``gated`` (3: the release starts 95% the image).
     threads : int or None
         torch intra-op threads while training (None: leave torch's setting).
     """
@@ -213,9 +238,11 @@ class PPANImage(Learner):
     def __init__(self, schedule: str = "default", hidden: tuple[int, ...] | None = None,
                  adv_hidden: tuple[int, ...] | None = None, disc_hidden: tuple[int, ...] | None = None,
                  n_noise: int | None = None, epochs: int | None = None, batch_size: int | None = None,
-                 adv_steps: int | None = None, lr: float | None = None, penalty: float = 1e4,
-                 gamma: float = 0.0, activation: str | None = None, skip: bool | None = None,
-                 threads: int | None = 1) -> None:
+                 adv_steps: int | None = None, lr: float | None = None, adv_lr: float | None = None,
+                 penalty: float | None = None, gamma: float = 0.0, activation: str | None = None,
+                 skip: bool | None = None, skip_clamp: float | None = None, arch: str | None = None,
+                 gate_bias: float | None = None, objective: str | None = None,
+                 start: str | None = None, threads: int | None = 1) -> None:
         self.schedule = schedule
         self.hidden = hidden
         self.adv_hidden = adv_hidden
@@ -225,20 +252,31 @@ class PPANImage(Learner):
         self.batch_size = batch_size
         self.adv_steps = adv_steps
         self.lr = lr
+        self.adv_lr = adv_lr
         self.penalty = penalty
         self.gamma = gamma
         self.activation = activation
         self.skip = skip
+        self.skip_clamp = skip_clamp
+        self.arch = arch
+        self.gate_bias = gate_bias
+        self.objective = objective
+        self.start = start
         self.threads = threads
 
     def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
         """The schedule's hyper-parameters with this learner's overrides (validated)."""
         check_choice("schedule", self.schedule, tuple(SCHEDULES))
         cfg = dict(SCHEDULES[self.schedule])
-        for key in ("hidden", "adv_hidden", "disc_hidden", "n_noise", "epochs", "batch_size", "adv_steps", "lr",
-                    "activation", "skip"):
+        if self.skip is not None:
+            if not isinstance(self.skip, bool):
+                raise InputError(f"skip={self.skip!r} must be True or False")
+            cfg["arch"] = "skip" if self.skip else "plain"
+        for key in OVERRIDABLE:
             if getattr(self, key) is not None:
                 cfg[key] = getattr(self, key)
+        for key, like in (("adv_lr", "lr"), ("adv_activation", "activation")):
+            cfg[key] = cfg[like] if cfg[key] is None else cfg[key]
         for key in ("hidden", "adv_hidden", "disc_hidden"):
             cfg[key] = tuple(int(h) for h in cfg[key])
             if any(h < 1 for h in cfg[key]):
@@ -248,94 +286,39 @@ class PPANImage(Learner):
             lo = 0 if key == "n_noise" else 1
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
                 raise InputError(f"{key}={v!r} must be an integer >= {lo}")
-        if not isinstance(cfg["skip"], bool):
-            raise InputError(f"skip={cfg['skip']!r} must be True or False")
+        check_choice("arch", cfg["arch"], ARCHS)
+        check_choice("objective", cfg["objective"], OBJECTIVES)
+        check_choice("start", cfg["start"], STARTS)
+        gb = cfg["gate_bias"]
+        if isinstance(gb, bool) or not isinstance(gb, (int, float)) or not math.isfinite(gb):
+            raise InputError(f"gate_bias={gb!r} must be a finite number")
         check_choice("activation", cfg["activation"], tuple(ACTIVATIONS))
-        for key, v in (("lr", cfg["lr"]), ("penalty", self.penalty), ("gamma", self.gamma)):
-            if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or (key == "lr" and v == 0):
-                raise InputError(f"{key}={v!r} must be a finite number {'> 0' if key == 'lr' else '>= 0'}")
+        c = cfg["skip_clamp"]
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0 < c < 0.5:
+            raise InputError(f"skip_clamp={c!r} must be a number in (0, 0.5)")
+        for key, v in (("lr", cfg["lr"]), ("adv_lr", cfg["adv_lr"]), ("penalty", cfg["penalty"]),
+                       ("gamma", self.gamma)):
+            positive = key in ("lr", "adv_lr")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 \
+                    or (positive and v == 0):
+                raise InputError(f"{key}={v!r} must be a finite number {'> 0' if positive else '>= 0'}")
         return cfg
 
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
         cfg = self.resolved(task, len(samples))
+        s_init, s_train = seeds(seed, 2)
         with torch_threads(self.threads if device.type == "cpu" else None):
-            return self._train(samples, task, budgets, seed, device, cfg)
-
-    def _train(self, samples, task, budgets, seed, device, cfg) -> list[Mechanism]:
-        k, n, d_u, n_s = len(budgets), len(samples), task.d_u, task.n_s
-        s_init, s_noise, s_batch = seeds(seed, 3)
-        g_init = generator(s_init)
-        d_in = (n_s if task.observation == "full" else 0) + d_u + cfg["n_noise"]
-        mech = init_module(SweepMLP(k, (d_in, *cfg["hidden"], d_u), cfg["activation"]), g_init).to(device)
-        adv = init_module(SweepMLP(k, (d_u, *cfg["adv_hidden"], n_s), cfg["activation"]), g_init).to(device)
-        use_disc = self.gamma > 0
-        opt_m = torch.optim.Adam(mech.parameters(), lr=cfg["lr"])
-        opt_a = torch.optim.Adam(adv.parameters(), lr=cfg["lr"])
-        if use_disc:
-            disc = init_module(SweepMLP(k, (d_u, *cfg["disc_hidden"], 1), cfg["activation"]), g_init).to(device)
-            opt_d = torch.optim.Adam(disc.parameters(), lr=cfg["lr"])
-        g_noise = generator(s_noise, device)
-        order = np.random.default_rng(s_batch)
-
-        W = to_tensor(task.observe(samples), device)
-        U = to_tensor(samples.u, device)
-        S = torch.as_tensor(samples.s, dtype=torch.long, device=device)
-        budget_t = torch.as_tensor(budgets, dtype=torch.float32, device=device)
-        bs = min(int(cfg["batch_size"]), n)
-        per_epoch = max(1, n // bs)
-        gamma, penalty = float(self.gamma), float(self.penalty)
-
-        def adv_xent(z: torch.Tensor, s: torch.Tensor, net: nn.Module) -> torch.Tensor:
-            logits = net(z)  # (k, b, n_s)
-            return F.cross_entropy(logits.reshape(-1, n_s), s.repeat(k), reduction="none").view(k, -1).mean(1)
-
-        step = 0
-        for _ in range(int(cfg["epochs"])):
-            perm = torch.as_tensor(order.permutation(n), device=device)
-            for j in range(per_epoch):
-                idx = perm[j * bs:(j + 1) * bs]
-                w, u, s = W[idx], U[idx], S[idx]
-                noise = torch.rand(k, len(idx), cfg["n_noise"], generator=g_noise, device=device) * 2 - 1
-                logit = self._logit(mech, w, u, task, noise, cfg, k)  # (k, b, d_u)
-                z = torch.sigmoid(logit)
-                zd = z.detach()
-                for _ in range(int(cfg["adv_steps"])):
-                    la = adv_xent(zd, s, adv).sum()
-                    check_loss(la, step, "adversary loss")
-                    opt_a.zero_grad(set_to_none=True)
-                    la.backward()
-                    opt_a.step()
-                    if use_disc:
-                        fake, real = disc(zd), disc(u.expand(k, -1, -1))
-                        ld = (F.binary_cross_entropy_with_logits(fake, torch.ones_like(fake))
-                              + F.binary_cross_entropy_with_logits(real, torch.zeros_like(real))) * k
-                        check_loss(ld, step, "discriminator loss")
-                        opt_d.zero_grad(set_to_none=True)
-                        ld.backward()
-                        opt_d.step()
-                # mechanism: minimise E log Q(s|z) + penalty * excess^2 (+ discriminator term)
-                dist = F.binary_cross_entropy_with_logits(logit, u.expand(k, -1, -1), reduction="none").mean((1, 2))
-                loss = -adv_xent(z, s, adv) + penalty * torch.relu(dist - budget_t) ** 2
-                if use_disc:
-                    dl = disc(z)[..., 0]
-                    loss = loss + gamma * (F.logsigmoid(dl) if cfg["saturating"] else F.softplus(dl)).mean(1)
-                loss = loss.sum()
-                check_loss(loss, step, "mechanism loss")
-                opt_m.zero_grad(set_to_none=True)
-                loss.backward()
-                opt_m.step()
-                step += 1
-
-        final = self._final_stats(mech, adv, W, U, S, task, g_noise, cfg, k)
-        return self._mechanisms(mech, final, samples, task, budgets, cfg, step)
+            game = ImageGame(task, len(budgets), cfg, s_init, device, float(self.gamma), float(cfg["penalty"]))
+            final, step = train_image_game(game, task.observe(samples), samples.u, np.asarray(samples.s), budgets,
+                                           s_train, device)
+        return self._mechanisms(game.mech, final, samples, task, budgets, cfg, step)
 
     def _mechanisms(self, mech: SweepMLP, final: dict[str, list[float]], samples: Samples, task: Task,
                     budgets: np.ndarray, cfg: dict[str, Any], step: int) -> list[Mechanism]:
         """One ImageMLPMechanism per budget (member i of the sweep) with its training facts."""
-        n, n_s = len(samples), task.n_s
-        gamma, penalty = float(self.gamma), float(self.penalty)
-        freq = np.bincount(np.asarray(samples.s), minlength=n_s) / n
-        h_s = float(-(freq[freq > 0] * np.log(freq[freq > 0])).sum())
+        n = len(samples)
+        gamma, penalty = float(self.gamma), float(cfg["penalty"])
+        h_s = entropy_of_labels(np.asarray(samples.s), task.n_s)
         mechs: list[Mechanism] = []
         for i, b in enumerate(budgets):
             weights = [layer.weight[i].detach().cpu() for layer in sweep_linears(mech)]
@@ -344,31 +327,15 @@ class PPANImage(Learner):
                     "train_distortion": final["dist"][i], "train_adversary_xent": final["xent"][i],
                     "over_budget": bool(final["dist"][i] > float(b) * 1.05 + 1e-3),
                     "training_adversary": {
-                        "mi": h_s - final["xent"][i], "accuracy": final["accuracy"][i], "h_s": h_s, "n": n,
-                        "note": "final adversary vs the final mechanism on the whole training set (the same pass "
-                                "as train_adversary_xent); H(S) the plug-in entropy of the training labels"}}
+                        "mi": h_s - final["xent"][i], "accuracy": final["accuracy_held"][i],
+                        "accuracy_fit_rows": final["accuracy_fit"][i], "h_s": h_s, "n": n,
+                        "n_held": final["n_held"][i],
+                        "note": "final adversary vs the final mechanism: accuracy on the n_held training rows it "
+                                "never trained on (the mechanism did), accuracy_fit_rows on the others; mi from "
+                                "its cross-entropy on every training row (train_adversary_xent); H(S) the "
+                                "plug-in entropy of the training labels"}}
+            arch = cfg["arch"]
             mechs.append(ImageMLPMechanism(task, float(b), weights, biases, cfg["n_noise"], cfg["activation"],
-                                           SKIP_CLAMP if cfg["skip"] else None, info))
+                                           None if arch == "plain" else float(cfg["skip_clamp"]), info,
+                                           float(cfg["gate_bias"]) if arch == "gated" else None))
         return mechs
-
-    @staticmethod
-    def _logit(mech, w, u, task, noise, cfg, k) -> torch.Tensor:
-        x = mech(mech_input(w.expand(k, -1, -1), task, noise))
-        return soft_clip(x + _skip_logit(u) if cfg["skip"] else x)
-
-    @torch.no_grad()
-    def _final_stats(self, mech, adv, W, U, S, task, g_noise, cfg, k) -> dict[str, list[float]]:
-        """Training-set distortion and the training adversary's cross-entropy (info only, not evaluation)."""
-        dist = torch.zeros(k, device=W.device)
-        xent = torch.zeros(k, device=W.device)
-        hits = torch.zeros(k, device=W.device)
-        n = len(W)
-        for a in range(0, n, 1000):
-            w, u, s = W[a:a + 1000], U[a:a + 1000], S[a:a + 1000]
-            noise = torch.rand(k, len(w), cfg["n_noise"], generator=g_noise, device=W.device) * 2 - 1
-            logit = self._logit(mech, w, u, task, noise, cfg, k)
-            dist += F.binary_cross_entropy_with_logits(logit, u.expand(k, -1, -1), reduction="none").mean(2).sum(1)
-            scores = adv(torch.sigmoid(logit))
-            xent += F.cross_entropy(scores.reshape(-1, task.n_s), s.repeat(k), reduction="none").view(k, -1).sum(1)
-            hits += (scores.argmax(-1) == s[None]).sum(1)
-        return {"dist": (dist / n).tolist(), "xent": (xent / n).tolist(), "accuracy": (hits / n).tolist()}

@@ -16,6 +16,8 @@ from sklearn.linear_model import LogisticRegression
 from privbench.datasets import InputError, Samples, Task
 from privbench.datasets.real import load_digits
 from privbench.learners import Serves, available, load_mechanism, make_learner
+from privbench.learners.nn.core import init_module
+from privbench.learners.nn.image_game import ImageAdversary, ImageGame, release_parts
 from privbench.learners.ppan_image import ImageMLPMechanism, PPANImage
 
 TINY = dict(hidden=(32,), adv_hidden=(32,), disc_hidden=(16,), n_noise=4, epochs=20, batch_size=50)
@@ -54,10 +56,11 @@ def test_registered_with_honest_capabilities():
         PPANImage(**TINY).fit(samples, task.with_privacy("map"), 0.6)
 
 
-@pytest.mark.parametrize("observation", ["useful", "full"])
-def test_shapes_determinism_and_save_load(observation, tmp_path):
+@pytest.mark.parametrize("observation,arch", [("useful", "skip"), ("full", "skip"), ("useful", "gated"),
+                                              ("full", "gated")])
+def test_shapes_determinism_and_save_load(observation, arch, tmp_path):
     samples, task = synthetic(200, 0, observation)
-    kw = dict(TINY, epochs=4, skip=True)
+    kw = dict(TINY, epochs=4, arch=arch, skip_clamp=0.01)
     mechs = make_learner("ppan-image", **kw).fit(samples, task, [0.55, 0.65], seed=3, device="cpu")
     again = make_learner("ppan-image", **kw).fit(samples, task, [0.55, 0.65], seed=3, device="cpu")
     other = make_learner("ppan-image", **kw).fit(samples, task, [0.55, 0.65], seed=4, device="cpu")
@@ -70,9 +73,10 @@ def test_shapes_determinism_and_save_load(observation, tmp_path):
         np.testing.assert_array_equal(z, m2.release(w, np.random.default_rng(0)))  # same seed, same mechanism
         assert not np.allclose(z, m3.release(w, np.random.default_rng(0)))  # another seed, another one
         assert not np.allclose(z, m.release(w, np.random.default_rng(1)))  # the release is randomised
-        path = m.save(tmp_path / f"{observation}-{m.budget}.pt")
+        path = m.save(tmp_path / f"{observation}-{arch}-{m.budget}.pt")
         loaded = load_mechanism(path)
         assert isinstance(loaded, ImageMLPMechanism) and loaded.skip_clamp == m.skip_clamp == 0.01
+        assert loaded.gate_bias == m.gate_bias == (3.0 if arch == "gated" else None)
         np.testing.assert_array_equal(loaded.release(w, np.random.default_rng(5)), m.release(w, np.random.default_rng(5)))
         assert loaded.info["train_distortion"] == m.info["train_distortion"]
     if observation == "full":  # the mechanism really reads S: flipping it changes the release
@@ -125,7 +129,7 @@ def test_fresh_attacker_loses_accuracy_on_digits(digits):
 
 def test_discriminator_and_paper_schedule_run(tmp_path):
     samples, task = synthetic(100, 2)
-    for schedule in ("paper", "default"):
+    for schedule in ("paper", "default", "sharp", "gpu"):  # sharp, gpu: their code paths at a tiny size
         kw = dict(TINY, epochs=3, schedule=schedule, gamma=2.0)
         a = PPANImage(**kw).fit(samples, task, 0.6, seed=1, device="cpu")
         b = PPANImage(**kw).fit(samples, task, 0.6, seed=1, device="cpu")
@@ -135,6 +139,8 @@ def test_discriminator_and_paper_schedule_run(tmp_path):
     # the paper's architecture: 1000-unit tanh layers and 20 noise inputs
     assert PPANImage(schedule="paper").resolved(task, 100)["hidden"] == (1000, 1000)
     assert PPANImage(schedule="paper").resolved(task, 100)["n_noise"] == 20
+    gpu = PPANImage(schedule="gpu").resolved(task, 100)
+    assert gpu["arch"] == "gated" and gpu["adv_standardise"] and min(gpu["hidden"]) >= 1000
 
 
 @pytest.mark.parametrize("params,match", [
@@ -145,6 +151,10 @@ def test_discriminator_and_paper_schedule_run(tmp_path):
     (dict(gamma=float("nan")), "gamma=nan"),
     (dict(activation="sine"), "activation='sine'"),
     (dict(skip="yes"), "skip='yes'"),
+    (dict(arch="unet"), "arch='unet'"),
+    (dict(skip_clamp=0.5), "skip_clamp=0.5"),
+    (dict(adv_lr=0.0), "adv_lr=0.0"),
+    (dict(gate_bias=float("inf")), "gate_bias=inf"),
 ])
 def test_bad_hyper_parameters(params, match):
     samples, task = synthetic(40, 0)
@@ -154,8 +164,13 @@ def test_bad_hyper_parameters(params, match):
 
 def test_mechanism_refuses_mismatched_layers():
     _, task = synthetic(10, 0)
-    with pytest.raises(InputError, match="do not map 20 inputs to 16 pixels"):
+    with pytest.raises(InputError, match="do not map 20 inputs to 16 outputs"):
         ImageMLPMechanism(task, 0.5, [torch.zeros(19, 16)], [torch.zeros(16)], n_noise=4)
+    with pytest.raises(InputError, match="do not map 20 inputs to 32 outputs"):  # gated: image and gate logits
+        ImageMLPMechanism(task, 0.5, [torch.zeros(20, 16)], [torch.zeros(16)], n_noise=4, skip_clamp=0.01,
+                          gate_bias=3.0)
+    with pytest.raises(InputError, match="needs skip_clamp"):
+        ImageMLPMechanism(task, 0.5, [torch.zeros(20, 32)], [torch.zeros(32)], n_noise=4, gate_bias=3.0)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU")
@@ -164,3 +179,70 @@ def test_cuda_training_releases_on_cpu():
     mech = PPANImage(**TINY).fit(samples, task, [0.6, 0.7], seed=0, device="cuda")
     z = mech[0].release(samples.u, np.random.default_rng(0))
     assert z.shape == (200, 16) and np.all((z > 0) & (z < 1))
+
+
+def test_gated_release_is_the_blend_it_declares():
+    """Z = g clamp(U) + (1 - g) sigmoid(r), g = sigmoid(h + gate_bias), written out here in numpy."""
+    rng = np.random.default_rng(0)
+    u = rng.random((5, 6))
+    out = rng.normal(size=(5, 12)) * 3
+    z, log_z, log_1mz = release_parts(torch.as_tensor(out), torch.as_tensor(u), 0.01, 3.0)
+    g = 1 / (1 + np.exp(-(out[:, 6:] + 3.0)))
+    r = 1 / (1 + np.exp(-12.0 * np.tanh(out[:, :6] / 12.0)))
+    want = g * np.clip(u, 0.01, 0.99) + (1 - g) * r
+    np.testing.assert_allclose(z.numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(log_z.numpy(), np.log(want), rtol=1e-12)
+    np.testing.assert_allclose(log_1mz.numpy(), np.log1p(-want), rtol=1e-12)
+    # the residual path: Z = sigmoid(soft_clip(out + logit(clamp(U))))
+    z2, _, _ = release_parts(torch.as_tensor(out[:, :6]), torch.as_tensor(u), 0.01, None)
+    uc = np.clip(u, 0.01, 0.99)
+    np.testing.assert_allclose(z2.numpy(), 1 / (1 + np.exp(-12.0 * np.tanh((out[:, :6] + np.log(uc / (1 - uc))) / 12.0))),
+                               rtol=1e-12)
+
+
+def test_adversary_standardises_each_pixel_like_the_bench_classifier():
+    """The own adversary reads (Z - mean) / sd per pixel (a pixel with sd <= 1e-6 unscaled), as the
+    bench's fresh classifier does, so a tiny signal in a near-constant pixel is as visible to it."""
+    g = torch.Generator().manual_seed(0)
+    adv = init_module(ImageAdversary(1, 3, (4,), 2, "relu", standardise=True), g).double()
+    z = torch.rand(1, 50, 3, generator=g, dtype=torch.float64)
+    z[..., 1] = 0.5 + 1e-4 * z[..., 1]  # nearly constant, but not below the floor
+    z[..., 2] = 0.25  # constant: left unscaled
+    adv.observe(z)
+    zn = z[0].numpy()
+    mu, sd = zn.mean(0), zn.std(0)
+    x = (zn - mu) / np.where(sd > 1e-6, sd, 1.0)
+    np.testing.assert_allclose(adv(z)[0].detach().numpy(), adv.net(torch.as_tensor(x[None]))[0].detach().numpy(),
+                               rtol=1e-9)
+    assert abs(x[:, 1]).max() > 1.0  # the 1e-4 signal is read at unit scale
+
+
+def test_own_adversary_accuracy_is_read_on_rows_it_never_trained_on():
+    samples, task = synthetic(400, 0)
+    m = PPANImage(**{**TINY, "epochs": 3}).fit(samples, task, 0.6, seed=0, device="cpu")
+    facts = m.info["training_adversary"]
+    assert 30 <= facts["n_held"] <= 90  # about 15% of 400 rows
+    assert 0.0 <= facts["accuracy"] <= 1.0 and 0.0 <= facts["accuracy_fit_rows"] <= 1.0
+
+
+def test_budget_start_spends_each_budget_from_the_first_step():
+    """start="budget": before any training, each member's release costs about its budget (measured here
+    with the test's own cross-entropy on the releases), and a budget below the start's floor keeps the
+    gate at its bias (the image)."""
+    samples, task = synthetic(400, 0)
+    learner = PPANImage(**{**TINY, "schedule": "sharp"})
+    cfg = learner.resolved(task, 400)
+    assert cfg["arch"] == "gated" and cfg["start"] == "budget"
+    budgets = np.array([0.3, 0.55, 0.62])
+    game = ImageGame(task, 3, cfg, seed=0, device=torch.device("cpu"), gamma=0.0, penalty=1e4)
+    game.start_at_budgets(samples.u, budgets)
+    u = torch.as_tensor(samples.u, dtype=torch.float32)
+    noise = torch.rand(3, 400, cfg["n_noise"], generator=torch.Generator().manual_seed(1)) * 2 - 1
+    with torch.no_grad():
+        z, _ = game.release(u, u, noise)
+    d = [xent(samples.u, z[i].double().numpy()) for i in range(3)]
+    floor = xent(samples.u, np.clip(samples.u, 0.003, 0.997))
+    assert 0.3 < floor < 0.55  # the first budget is below what even the image costs
+    assert d[0] < floor + 0.03, (d, floor)  # so that member starts at (about) the image
+    for i in (1, 2):
+        assert abs(d[i] - budgets[i]) < 0.05 * budgets[i], (d, budgets)
