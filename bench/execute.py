@@ -36,6 +36,17 @@ def execute_case(case: Any, device: str = "auto", artifacts: str | os.PathLike |
     removed afterwards, when None) and scored from those files in the evaluator
     process (:mod:`privbench.bench.artifacts`), never from the fitted objects.
     """
+    return execute_cases([case], device, [artifacts])[0]
+
+
+def execute_cases(cases: list[Any], device: str = "auto",
+                  artifacts: list[str | os.PathLike | None] | None = None) -> list[list[Record]]:
+    """Run cases that differ only in their repetition (:func:`privbench.bench.bundles.bundle_cases`) with one
+    :meth:`~privbench.learners.Learner.fit_many` (one batched network where the learner can), then score
+    each case's mechanisms as :func:`execute_case` does; per case its Records (never raises).
+
+    ``train_time_s`` is the shared fit's time divided among the cases and budgets.
+    """
     from privbench.datasets.scenarios import make_scenario
     from privbench.datasets.tasks import task_for
     from privbench.learners import make_learner
@@ -43,26 +54,43 @@ def execute_case(case: Any, device: str = "auto", artifacts: str | os.PathLike |
 
     from .protocols import run_protocol
 
-    if case.protocol is not None:
-        return run_protocol(case, device, artifacts)
+    artifacts = list(artifacts) if artifacts is not None else [None] * len(cases)
+    first = cases[0]
+    if first.protocol is not None:
+        return [run_protocol(c, device, a) for c, a in zip(cases, artifacts)]
     started, t0 = now(), time.perf_counter()
-    n = len(case.budgets)
     dev = str(device)
     try:
         dev = str(resolve_device(device))
-        sc = make_scenario(case.scenario, case.params)
-        task = task_for(sc, case.observation, case.training_privacy, case.distortion)
-        samples = sc.sample(case.n_train, np.random.default_rng(case.train_seed))
-        learner = make_learner(case.learner, **case.learner_params)
+        sc = make_scenario(first.scenario, first.params)
+        task = task_for(sc, first.observation, first.training_privacy, first.distortion)
+        sets = [sc.sample(c.n_train, np.random.default_rng(c.train_seed)) for c in cases]
+        learner = make_learner(first.learner, **first.learner_params)
         t1 = time.perf_counter()
-        mechs = learner.fit(samples, task, list(case.budgets), seed=case.seed, device=dev)
-        train = time.perf_counter() - t1
+        if len(cases) == 1:
+            fitted = [learner.fit(sets[0], task, list(first.budgets), seed=first.seed, device=dev)]
+        else:
+            fitted = learner.fit_many(sets, task, list(first.budgets), [c.seed for c in cases], device=dev)
+        train = (time.perf_counter() - t1) / len(cases)
     except Exception as exc:  # noqa: BLE001 - recorded, the suite goes on
-        return failure_rows(case, "failed", "fit: " + error_text(exc), started, time.perf_counter() - t0, dev)
+        took = (time.perf_counter() - t0) / len(cases)
+        return [failure_rows(c, "failed", "fit: " + error_text(exc), started, took, dev) for c in cases]
+    shared = (time.perf_counter() - t0) / len(cases)
+    return [score_case(c, mechs, a, started, train, shared, dev) for c, mechs, a in zip(cases, fitted, artifacts)]
+
+
+def score_case(case: Any, mechs: list[Any], artifacts: str | os.PathLike | None, started: str, train: float,
+               shared: float, dev: str) -> list[Record]:
+    """Save ``case``'s fitted mechanisms, score them in the evaluator process, one Record per budget.
+
+    ``train`` and ``shared`` are the case's seconds of fitting and of everything before scoring.
+    """
+    t0 = time.perf_counter()
+    n = len(case.budgets)
     with contextlib.ExitStack() as stack:
         where = Path(artifacts) if artifacts is not None else Path(stack.enter_context(temporary_directory()))
         saved = save_mechanisms(mechs, where)
-        shared = (time.perf_counter() - t0) / n
+        shared = (shared + time.perf_counter() - t0) / n
         try:
             scored = evaluate_saved(case, saved, defining_modules(mechs))
         except Exception as exc:  # noqa: BLE001 - the evaluator process died

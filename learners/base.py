@@ -198,6 +198,9 @@ class Learner(ABC):
     protocols: ClassVar[tuple[str, ...]] = ()
     #: Distortions served; ``logloss`` (the privacy funnel, finite tasks without a distortion matrix) is opt-in.
     distortions: ClassVar[tuple[str, ...]] = tuple(d for d in DISTORTIONS if d != "logloss")
+    #: Whether :meth:`fit_many` trains several training sets in one batched network (``_fit_many``);
+    #: otherwise it fits them one after the other.  Either way each set's mechanisms are its own fit's.
+    batches_fits: ClassVar[bool] = False
 
     def get_params(self) -> dict[str, Any]:
         """The constructor's keyword arguments as stored (scikit-learn's get_params)."""
@@ -309,6 +312,38 @@ class Learner(ABC):
             m.check_finite_state()
             m.info.setdefault("learner", self.name)
         return mechs if many else mechs[0]
+
+    def fit_many(self, samples_list: Sequence[Samples], task: Task, budgets: Sequence[float],
+                 seeds: Sequence[int], device: str = "auto") -> list[list[Mechanism]]:
+        """:meth:`fit` of each (samples, seed) pair at ``budgets`` (a case's repetitions), one list per pair.
+
+        A learner that declares :attr:`batches_fits` trains them together (one batched network for
+        all sets' members, each set's members seeded, fed and drawn as in its own ``fit``); the sets
+        must then have the same number of rows.  Otherwise one ``fit`` after the other.
+        """
+        if len(samples_list) != len(seeds):
+            raise InputError(f"fit_many got {len(samples_list)} training sets and {len(seeds)} seeds (one each)")
+        alone = not self.batches_fits or len(samples_list) < 2 or len({len(s) for s in samples_list}) != 1
+        if alone or not isinstance(task, Task) or not self.supports(task):  # fit's own checks refuse a bad task
+            return [self.fit(s, task, list(budgets), seed=sd, device=device) for s, sd in zip(samples_list, seeds)]
+        checked = [task.check_samples(s) for s in samples_list]
+        for sd in seeds:
+            if isinstance(sd, bool) or not isinstance(sd, (int, np.integer)) or sd < 0:
+                raise InputError(f"seed={sd!r} must be a non-negative integer")
+        from .nn.core import resolve_device
+
+        out = self._fit_many(checked, task, check_budgets(list(budgets)), [int(s) for s in seeds],
+                             resolve_device(device))
+        for mechs in out:
+            for m in mechs:
+                m.check_finite_state()
+                m.info.setdefault("learner", self.name)
+        return out
+
+    def _fit_many(self, samples_list: list[Samples], task: Task, budgets: np.ndarray, seeds: list[int],
+                  device: Any) -> list[list[Mechanism]]:
+        """Train several checked training sets at once (only for learners declaring :attr:`batches_fits`)."""
+        return [self._fit(s, task, budgets, sd, device) for s, sd in zip(samples_list, seeds)]
 
     @abstractmethod
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:

@@ -71,6 +71,7 @@ from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice
 from .mechanisms import LinearGaussian
+from .nn.bundle import Bundle, Streams
 from .nn.continuous_game import TrainingData, diagnose, train_sweep
 from .nn.core import generator, seeds, torch_threads
 from .nn.release import build_release, member_tensors
@@ -222,34 +223,53 @@ class _PPANContinuous(Learner):
         return cfg
 
     # ------------------------------------------------------------------
+    batches_fits = True
+
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
-        hp = self.resolved(task, len(samples))
+        return self._fit_many([samples], task, budgets, [seed], device)[0]
+
+    def _fit_many(self, samples_list: list[Samples], task: Task, budgets: np.ndarray, seed_list: list[int],
+                  device: Any) -> list[list[Mechanism]]:
+        """One batched sweep per attempt over every training set's members (a :class:`Bundle`): set r's
+        members get exactly the seeds, minibatches and noise of a fit of set r alone."""
+        hp = self.resolved(task, len(samples_list[0]))
         cfg = self._architecture(task, hp)
-        data = TrainingData(samples, task, device, int(hp["adversary_components"]))
-        k, rounds = len(budgets), self.max_restarts + 1
-        derived = seeds(seed, (k + 1) * rounds)  # member seeds per attempt, then one sweep seed per attempt
-        best: list[dict[str, Any]] = [{} for _ in range(k)]
-        history: list[list[float]] = [[] for _ in range(k)]
-        todo = list(range(k))
+        datas = [TrainingData(s, task, device, int(hp["adversary_components"])) for s in samples_list]
+        k, rounds, n_sets = len(budgets), self.max_restarts + 1, len(datas)
+        derived = [seeds(sd, (k + 1) * rounds) for sd in seed_list]  # member seeds per attempt, then sweep seeds
+        best: list[list[dict[str, Any]]] = [[{} for _ in range(k)] for _ in range(n_sets)]
+        history: list[list[list[float]]] = [[[] for _ in range(k)] for _ in range(n_sets)]
+        todo = [list(range(k)) for _ in range(n_sets)]
         t0 = time.perf_counter()
         with torch_threads(self.threads):
             for attempt in range(rounds):
-                if not todo:
+                sets = [r for r in range(n_sets) if todo[r]]
+                if not sets:
                     break
-                mseeds = [derived[attempt * k + i] for i in todo]
-                sweep_seed = derived[k * rounds + attempt]
-                mech, extra = train_sweep(data, cfg, hp, budgets[todo], mseeds, sweep_seed, device)
-                diag = diagnose(mech, data, generator(sweep_seed ^ 1, device), self.collapse_tol)
-                for j, i in enumerate(todo):
+                members = [(r, i) for r in sets for i in todo[r]]
+                mseeds = [derived[r][attempt * k + i] for r, i in members]
+                sweep_seeds = [derived[r][k * rounds + attempt] for r in sets]
+                bundle = Bundle([datas[r] for r in sets], [len(todo[r]) for r in sets])
+                mech, extra = train_sweep(bundle, cfg, hp, budgets[[i for _, i in members]], mseeds, sweep_seeds,
+                                          device)
+                diag = diagnose(mech, bundle, Streams([generator(x ^ 1, device) for x in sweep_seeds],
+                                                      bundle.counts), self.collapse_tol)
+                for j, (r, i) in enumerate(members):
                     res = {**diag[j], "multiplier": float(extra["nu"][j]),
                            "training_adversary": extra["training_adversary"][j],
                            "adversary_loglik": float(extra["loglik"][j]), "attempt": attempt,
                            "member_seed": mseeds[j], "tensors": member_tensors(mech, j)}
-                    history[i].append(res["excess"])
-                    if not best[i] or res["excess"] < best[i]["excess"]:
-                        best[i] = res
-                todo = [i for j, i in enumerate(todo) if diag[j]["collapsed"]]
-        wall = time.perf_counter() - t0
+                    history[r][i].append(res["excess"])
+                    if not best[r][i] or res["excess"] < best[r][i]["excess"]:
+                        best[r][i] = res
+                todo = [[i for j, (r2, i) in enumerate(members) if r2 == r and diag[j]["collapsed"]]
+                        for r in range(n_sets)]
+        wall = (time.perf_counter() - t0) / n_sets
+        return [self._mechanisms(task, budgets, cfg, hp, best[r], history[r], wall) for r in range(n_sets)]
+
+    def _mechanisms(self, task: Task, budgets: np.ndarray, cfg: dict[str, Any], hp: dict[str, Any],
+                    best: list[dict[str, Any]], history: list[list[float]], wall: float) -> list[Mechanism]:
+        k = len(budgets)
         mechs: list[Mechanism] = []
         for i, b in enumerate(budgets):
             res = dict(best[i])

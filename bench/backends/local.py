@@ -1,7 +1,9 @@
 """The ``local`` backend: ``jobs`` spawned worker processes (the ``multiprocessing`` spawn context:
 safe with CUDA and on every platform).  A worker tells the parent when it starts a case; a case past
 ``timeout`` seconds has its worker killed (SIGKILL) and is recorded ``timeout``; a worker that dies is
-recorded ``failed`` and replaced.  Workers ignore SIGINT (the parent handles Ctrl-C) and exit by
+recorded ``failed`` and replaced.  Cases of a learner that batches fits go to a worker as one bundle
+(:mod:`privbench.bench.bundles`: a case's repetitions, one batched fit), with a timeout of ``timeout``
+seconds per case of the bundle.  Workers ignore SIGINT (the parent handles Ctrl-C) and exit by
 themselves when the parent dies (``kill -9``).  Only the calling process writes results (``finish``).
 
 Why not a library pool (issue 13, looked at): ``loky`` has no per-task timeout that kills the worker
@@ -22,14 +24,15 @@ import time
 from collections import deque
 from typing import Any, Callable
 
-from ..execute import execute_case
+from ..bundles import bundle_cases
+from ..execute import execute_cases
 from ..records import error_text, failure_rows
 from ..suites import Case
 from .common import Job, died_rows, init_worker, timeout_rows, worker_threads
 
 
 def _worker_main(conn: Any, parent: int, threads: int | None) -> None:
-    """Loop of a local worker process: receive a case, send back its rows."""
+    """Loop of a local worker process: receive a bundle of cases, send back each case's rows."""
     init_worker(parent, threads)
     while True:
         try:
@@ -38,12 +41,12 @@ def _worker_main(conn: Any, parent: int, threads: int | None) -> None:
             msg = None
         if msg is None:
             break
-        case, device, artifacts = msg
+        cases, device, artifacts = msg
         conn.send("start")  # the per-case timeout starts now, not at process start-up
         try:
-            rows = execute_case(case, device, artifacts)
+            rows = execute_cases(cases, device, artifacts)
         except BaseException as exc:  # noqa: BLE001
-            rows = failure_rows(case, "failed", "worker: " + error_text(exc), device=str(device))
+            rows = [failure_rows(c, "failed", "worker: " + error_text(exc), device=str(device)) for c in cases]
         conn.send(rows)
     from privbench.learners.serve import quick_exit
 
@@ -61,7 +64,7 @@ class _Worker:
         self.proc.start()
         child_end.close()
         self.conn = parent_end
-        self.job: Job | None = None
+        self.jobs: list[Job] = []
 
     def stop(self, kill: bool = False) -> None:
         self.ask_stop(kill)
@@ -99,55 +102,77 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
 
     ctx = mp.get_context("spawn")
     threads = worker_threads(threads)
-    queue, idle, busy = deque(todo), [], []  # type: ignore[var-annotated]
+    queue, idle, busy = deque(bundle_cases(todo)), [], []  # type: ignore[var-annotated]
     try:
         while queue or busy:
             while queue and len(busy) < jobs:
-                job = claim(queue.popleft())
-                if job is None:
+                claimed = [j for j in (claim(c) for c in queue.popleft()) if j is not None]
+                if not claimed:
                     continue
                 w = idle.pop() if idle else _Worker(ctx, threads)
-                w.job, job.start = job, math.inf  # the clock starts when the worker says "start"
-                w.conn.send((job.case, device, job.artifacts))
+                w.jobs = claimed
+                for job in claimed:
+                    job.start = math.inf  # the clock starts when the worker says "start"
+                w.conn.send(([j.case for j in claimed], device, [j.artifacts for j in claimed]))
                 busy.append(w)
             if not busy:
                 break
             wait_s = None
-            started = [w.job.start for w in busy if w.job.start < math.inf]
+            started = [deadline(w, timeout) for w in busy if w.jobs[0].start < math.inf]
             if timeout is not None and started:
-                wait_s = max(0.0, min(started) + timeout - time.perf_counter())
+                wait_s = max(0.0, min(started) - time.perf_counter())
             ready = set(wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=wait_s))
             for w in list(busy):
-                job = w.job
-                rows = None
-                if w.conn in ready or w.proc.sentinel in ready:
-                    try:
-                        rows = w.conn.recv() if w.conn.poll() else None
-                    except (EOFError, OSError):
-                        rows = None
-                    if rows == "start":
+                rows = collect(w, ready, timeout, device)
+                if rows == "start":
+                    for job in w.jobs:
                         job.start = time.perf_counter()
-                        continue
-                    if rows is None:
-                        w.proc.join(timeout=5)
-                        rows = died_rows(job.case, w.proc.exitcode, time.perf_counter() - job.start, device)
-                        busy.remove(w)
-                        w.stop(kill=True)
-                    else:
-                        busy.remove(w)
-                        idle.append(w)
-                elif timeout is not None and time.perf_counter() - job.start >= timeout:
-                    busy.remove(w)
+                    continue
+                if rows is None:
+                    continue
+                busy.remove(w)
+                if w.proc.is_alive() and not isinstance(rows, Finished):
+                    idle.append(w)
+                else:
                     w.stop(kill=True)
-                    rows = timeout_rows(job.case, timeout, device)
-                if rows is not None:
-                    w.job = None
-                    finish(job, rows)
+                done, w.jobs = w.jobs, []
+                for job, case_rows in zip(done, rows):
+                    finish(job, case_rows)
     finally:
         for w in busy:
-            w.job.claim.release()
+            for job in w.jobs:
+                job.claim.release()
             w.stop(kill=True)
         for w in idle:  # all asked first, so that they shut down side by side
             w.ask_stop()
         for w in idle:
             w.reap()
+
+
+class Finished(list):
+    """Rows of a bundle whose worker was killed (timeout) or died: the worker is not reused."""
+
+
+def deadline(w: _Worker, timeout: float | None) -> float:
+    """When the worker's bundle times out: ``timeout`` seconds per case from its start."""
+    return w.jobs[0].start + (math.inf if timeout is None else timeout * len(w.jobs))
+
+
+def collect(w: _Worker, ready: set, timeout: float | None, device: str) -> Any:
+    """The worker's news: ``"start"``, the bundle's rows (per case), a :class:`Finished` list of failure
+    rows (it died or ran past its deadline, and was killed), or None (still running)."""
+    job = w.jobs[0]
+    if w.conn in ready or w.proc.sentinel in ready:
+        try:
+            rows = w.conn.recv() if w.conn.poll() else None
+        except (EOFError, OSError):
+            rows = None
+        if rows is not None:
+            return rows
+        w.proc.join(timeout=5)
+        seconds = (time.perf_counter() - job.start) / len(w.jobs)
+        return Finished(died_rows(j.case, w.proc.exitcode, seconds, device) for j in w.jobs)
+    if timeout is not None and time.perf_counter() >= deadline(w, timeout):
+        w.proc.kill()
+        return Finished(timeout_rows(j.case, timeout, device) for j in w.jobs)
+    return None

@@ -41,7 +41,8 @@ def adversary_outputs(d_s: int, n_mix: int = 1) -> int:
 def log_q(out: torch.Tensor, s: torch.Tensor, discrete: bool, n_mix: int = 1) -> torch.Tensor:
     """Adversary log-likelihood log Q(s | z) per row, (k, n).
 
-    ``out`` (k, n, n_out); ``s`` (n,) labels (discrete) or (n, d_s) standardised values.
+    ``out`` (k, n, n_out); ``s`` (n,) labels (discrete) or (n, d_s) standardised values, or per
+    member (k, n) / (k, n, d_s).
     Continuous S, ``n_mix`` = 1: Gaussian with mean out[..., :d_s] and log-variance
     out[..., d_s:] (PPAN §III-B); ``n_mix`` > 1: a mixture of n_mix diagonal Gaussians
     (logit, mean, log-variance per component), which also fits non-Gaussian posteriors.
@@ -49,14 +50,16 @@ def log_q(out: torch.Tensor, s: torch.Tensor, discrete: bool, n_mix: int = 1) ->
     """
     if discrete:
         logp = torch.log_softmax(out, dim=-1)
-        return torch.gather(logp, 2, s.view(1, -1, 1).expand(out.shape[0], -1, 1))[..., 0]
+        idx = s[..., None] if s.dim() == 2 else s.view(1, -1, 1).expand(out.shape[0], -1, 1)
+        return torch.gather(logp, 2, idx)[..., 0]
     d_s = s.shape[-1]
     if n_mix == 1:
         mean, logvar = out[..., :d_s], out[..., d_s:].clamp(-12.0, 12.0)
         return -0.5 * (((s - mean) ** 2) * torch.exp(-logvar) + logvar).sum(-1)
     o = out.reshape(*out.shape[:2], n_mix, 1 + 2 * d_s)
     mean, logvar = o[..., 1:1 + d_s], o[..., 1 + d_s:].clamp(-12.0, 12.0)
-    comp = -0.5 * (((s[None, :, None, :] - mean) ** 2) * torch.exp(-logvar) + logvar).sum(-1)
+    s4 = s[:, :, None, :] if s.dim() == 3 else s[None, :, None, :]
+    comp = -0.5 * (((s4 - mean) ** 2) * torch.exp(-logvar) + logvar).sum(-1)
     return torch.logsumexp(torch.log_softmax(o[..., 0], dim=-1) + comp, dim=-1)
 
 
@@ -66,9 +69,9 @@ class Whitener:
     invertible linear maps of Z, a fixed-scale input is not): a mechanism that shrinks a
     component towards 0 with even less noise is still seen leaking."""
 
-    def __init__(self, k: int, u_var: float, momentum: float = 0.1) -> None:
+    def __init__(self, k: int, u_var: "float | torch.Tensor", momentum: float = 0.1) -> None:
         self.k, self.momentum = k, momentum
-        self.ridge = 1e-6 * u_var
+        self.ridge = 1e-6 * u_var  # a number, or per member (k, 1, 1)
         self.mean: torch.Tensor | None = None
         self.cov: torch.Tensor | None = None
         self.W: torch.Tensor | None = None
@@ -90,7 +93,8 @@ class Whitener:
         eye = torch.eye(z.shape[-1], device=z.device, dtype=z.dtype)
         chol, bad = torch.linalg.cholesky_ex(self.cov + self.ridge * eye)
         if bool(bad.any()):  # not positive definite (e.g. NaN): per-component scales only
-            diag = torch.diagonal(self.cov, dim1=1, dim2=2).clamp_min(0) + self.ridge
+            ridge = self.ridge[:, 0] if isinstance(self.ridge, torch.Tensor) else self.ridge
+            diag = torch.diagonal(self.cov, dim1=1, dim2=2).clamp_min(0) + ridge
             chol = torch.diag_embed(torch.sqrt(diag))
         self.W = torch.linalg.solve_triangular(chol, eye.expand_as(chol), upper=False).transpose(1, 2)
 

@@ -3,7 +3,8 @@
 A release network (:mod:`.release`) and an adversary (:mod:`.adversary`) play PPAN's
 minimax game (3) on minibatches of the training data; see
 :mod:`privbench.learners.ppan_continuous` for the schedules and the distortion terms.
-:func:`train_sweep` trains every budget of a call as one batched model,
+:func:`train_sweep` trains every budget of a call as one batched model (of several training sets
+at once when given a :class:`~.bundle.Bundle`: a case's repetitions),
 :func:`final_adversary` scores the final adversary and :func:`diagnose` checks each
 member for collapse against the Gaussian-noise baseline.
 """
@@ -20,6 +21,7 @@ from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
 from .adversary import Whitener, adversary_outputs, build_adversary, log_q
+from .bundle import Bundle, Streams
 from .core import ADVERSARY_CHECK_N, check_loss, cosine_lr, generator, to_tensor
 from .leakage import gaussian_mi, noise_baseline_mi
 from .release import SweepRelease, build_release
@@ -55,13 +57,12 @@ class TrainingData:
 class _Game:
     """The two players of one sweep (k members), their optimisers and the adversary's input scaling."""
 
-    def __init__(self, data: TrainingData, cfg: dict[str, Any], hp: dict[str, Any], budgets: np.ndarray,
+    def __init__(self, data: Bundle, cfg: dict[str, Any], hp: dict[str, Any], budgets: np.ndarray,
                  member_seeds: list[int], device: torch.device) -> None:
         self.k, self.data, self.hp = len(budgets), data, hp
-        self.mech = build_release(self.k, cfg)
-        self.adv = build_adversary(self.k, cfg["d_u"], hp["adversary_hidden"], data.n_out, skip=hp["whiten"])
         gens = [generator(s) for s in member_seeds]
-        self.mech.setup(gens, data.w_mean, data.w_std, budgets, data.u_cov if hp["init"] == "shrink" else None)
+        self.mech = setup_release(data, cfg, budgets, gens, hp["init"] == "shrink")
+        self.adv = build_adversary(self.k, cfg["d_u"], hp["adversary_hidden"], data.n_out, skip=hp["whiten"])
         init_members(self.adv, gens)
         self.mech.to(device)
         self.adv.to(device)
@@ -69,10 +70,12 @@ class _Game:
         self.opt_m = torch.optim.Adam(self.mech_params, lr=hp["lr"], foreach=True)
         self.opt_a = torch.optim.Adam(self.adv_params, lr=hp["adversary_lr"], foreach=True)
         self.simultaneous = int(hp["adversary_steps"]) == 0
-        self.whiten = Whitener(self.k, float((data.u_std ** 2).mean())) if hp["whiten"] else None
+        u_var = [float((d.u_std ** 2).mean()) for d in data.datas]
+        self.whiten = Whitener(self.k, u_var[0] if len(u_var) == 1 else member_column(data, u_var)) \
+            if hp["whiten"] else None
 
     def privacy(self, z: torch.Tensor, pi: torch.Tensor | None, s: torch.Tensor, update: bool) -> torch.Tensor:
-        """Mean log Q(s|z) per member, (k,); z (k, B, m, d_u), pi (k, B, m) or None."""
+        """Mean log Q(s|z) per member, (k,); z (k, B, m, d_u), pi (k, B, m) or None, s (k, B, ...)."""
         k, data, whiten = self.k, self.data, self.whiten
         m = z.shape[2]
         flat = z.reshape(k, -1, z.shape[-1])
@@ -82,7 +85,7 @@ class _Game:
             if update or whiten.W is None:
                 whiten.update(flat.detach(), None if pi is None else pi.reshape(k, -1).detach())
             x = whiten(flat)
-        lq = log_q(self.adv(x), s.repeat_interleave(m, dim=0) if m > 1 else s, data.discrete,
+        lq = log_q(self.adv(x), s.repeat_interleave(m, dim=1) if m > 1 else s, data.discrete,
                    data.n_mix).reshape(k, -1, m)
         return (lq[..., 0] if pi is None else (pi * lq).sum(-1)).mean(1)
 
@@ -135,7 +138,7 @@ class _IterateAverage:
 def _penalty(constraint: str, z: torch.Tensor, u: torch.Tensor, pi: torch.Tensor | None, delta: torch.Tensor,
              nu: torch.Tensor, rho: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
     """(g, penalty) per member: g the batch-mean distortion minus the budget."""
-    sq = ((z - u[None, :, None, :]) ** 2).sum(-1)  # (k, B, m)
+    sq = ((z - u[:, :, None, :]) ** 2).sum(-1)  # (k, B, m); u (k, B, d_u)
     per_sample = sq[..., 0] if pi is None else (pi * sq).sum(-1)  # (k, B)
     g = per_sample.mean(1) - delta
     if constraint == "sample-penalty":
@@ -150,36 +153,40 @@ def _penalty(constraint: str, z: torch.Tensor, u: torch.Tensor, pi: torch.Tensor
     return g, pen
 
 
-def train_sweep(data: TrainingData, cfg: dict[str, Any], hp: dict[str, Any], budgets: np.ndarray,
-                member_seeds: list[int], sweep_seed: int, device: torch.device
+def train_sweep(data: TrainingData | Bundle, cfg: dict[str, Any], hp: dict[str, Any], budgets: np.ndarray,
+                member_seeds: list[int], sweep_seed: int | list[int], device: torch.device
                 ) -> tuple[SweepRelease, dict[str, Any]]:
     """Train one batched sweep: member i at budgets[i], initialised from member_seeds[i].
 
-    Returns the release module and per-member ``nu`` (final multiplier), ``loglik``
-    (the adversary's mean log Q on the last batch) and ``training_adversary``
+    With a :class:`~.bundle.Bundle` of several training sets, ``sweep_seed`` has one seed per set
+    (its minibatches and noise, drawn block by block: each set's members get what a sweep of
+    that set alone would).  Returns the release module and per-member ``nu`` (final multiplier),
+    ``loglik`` (the adversary's mean log Q on the last batch) and ``training_adversary``
     (:func:`final_adversary`).  NaN/inf -> TrainingError naming the step.
     """
+    data = as_bundle(data, len(budgets))
+    sweep_seeds = [int(sweep_seed)] if np.isscalar(sweep_seed) else [int(x) for x in sweep_seed]
     game = _Game(data, cfg, hp, budgets, member_seeds, device)
     k = game.k
-    gen = generator(sweep_seed, device)
+    gen = Streams([generator(x, device) for x in sweep_seeds], data.counts)
     delta = to_tensor(np.asarray(budgets, float), device)
     nu = torch.zeros(k, device=device)
     rho, lam, eta = float(hp["penalty"]), float(hp["penalty"]), float(hp["dual_lr"])
     n, bs, steps = data.n, int(hp["batch_size"]), int(hp["steps"])
     per_epoch = max(n // bs, 1)
-    perm = torch.randperm(n, generator=gen, device=device)
+    perm = gen.randperm(n, device)
     average = _IterateAverage(game.mech_params, steps, hp["average_fraction"])
     priv = torch.zeros(k, device=device)
     gauss_w = float(hp.get("gaussian_term", 0.0)) if not data.discrete and cfg["family"] != "gmm" else 0.0
-    ridge = 1e-6 * float((data.u_std ** 2).mean())
+    ridges = [1e-6 * float((d.u_std ** 2).mean()) for d in data.datas]
+    ridge = ridges[0] if len(ridges) == 1 else member_column(data, ridges)
     for step in range(steps):
         if hp["cosine"]:
             cosine_lr(((game.opt_m, hp["lr"]), (game.opt_a, hp["adversary_lr"])), step, steps)
         j = step % per_epoch
         if j == 0 and step > 0:
-            perm = torch.randperm(n, generator=gen, device=device)
-        idx = perm[j * bs:(j + 1) * bs]
-        w, u, s = data.w[idx][None].expand(k, -1, -1), data.u[idx], data.s[idx]
+            perm = gen.randperm(n, device)
+        w, u, s = data.rows(perm[:, j * bs:(j + 1) * bs])
         game.adversary_steps(w, s, gen, step)
         z, pi = game.mech(w, gen)
         priv = game.privacy(z, pi, s, update=game.simultaneous)
@@ -196,19 +203,21 @@ def train_sweep(data: TrainingData, cfg: dict[str, Any], hp: dict[str, Any], bud
     average.apply(game.mech_params)
     for name, p in game.mech.named_parameters():
         check_loss(p.detach(), steps, f"mechanism parameter {name!r}")
-    final = final_adversary(game.mech, game.adv, game.whiten, data, generator(sweep_seed ^ 2, device), hp)
+    final = final_adversary(game.mech, game.adv, game.whiten, data,
+                            Streams([generator(x ^ 2, device) for x in sweep_seeds], data.counts), hp)
     return game.mech, {"nu": nu.cpu().numpy(), "loglik": priv.detach().cpu().numpy(), "training_adversary": final}
 
 
-def batch_gaussian_mi(s: torch.Tensor, z: torch.Tensor, ridge: float) -> torch.Tensor:
+def batch_gaussian_mi(s: torch.Tensor, z: torch.Tensor, ridge: float | torch.Tensor) -> torch.Tensor:
     """Gaussian approximation of I(S; Z) on a batch, per member, differentiable in z: (k,).
 
-    1/2 (log det C_S + log det C_Z - log det C_SZ) of the batch covariances; s (B, d_s)
-    (standardised), z (k, B, d_z); ``ridge`` is added to the diagonal.  Exact for jointly Gaussian (S, Z), a lower bound for Gaussian S
+    1/2 (log det C_S + log det C_Z - log det C_SZ) of the batch covariances; s (B, d_s) or per
+    member (k, B, d_s) (standardised), z (k, B, d_z); ``ridge`` (a number or per member, (k, 1, 1))
+    is added to the diagonal.  Exact for jointly Gaussian (S, Z), a lower bound for Gaussian S
     otherwise (PPAN §III-B1).
     """
     k, n, d_s = z.shape[0], z.shape[1], s.shape[-1]
-    x = torch.cat([s[None].expand(k, -1, -1), z], dim=-1)
+    x = torch.cat([s if s.dim() == 3 else s[None].expand(k, -1, -1), z], dim=-1)
     x = x - x.mean(1, keepdim=True)
     cov = torch.bmm(x.transpose(1, 2), x) / max(n - 1, 1)
     cov = cov + ridge * torch.eye(cov.shape[-1], dtype=cov.dtype, device=cov.device)
@@ -219,8 +228,8 @@ def batch_gaussian_mi(s: torch.Tensor, z: torch.Tensor, ridge: float) -> torch.T
 
 
 @torch.no_grad()
-def final_adversary(mech: SweepRelease, adv: torch.nn.Module, whiten: Whitener | None, data: TrainingData,
-                    gen: torch.Generator, hp: dict[str, Any]) -> list[dict[str, Any]]:
+def final_adversary(mech: SweepRelease, adv: torch.nn.Module, whiten: Whitener | None, data: TrainingData | Bundle,
+                    gen: torch.Generator | Streams, hp: dict[str, Any]) -> list[dict[str, Any]]:
     """Per member: the final adversary's estimate on the first ``ADVERSARY_CHECK_N`` training rows.
 
     The final (averaged) release of those rows, drawn with its own generator ``gen`` (training
@@ -229,49 +238,61 @@ def final_adversary(mech: SweepRelease, adv: torch.nn.Module, whiten: Whitener |
     (discrete S) or the Gaussian entropy of the standardised training S (continuous S; log Q
     is in the same standardised units, the -d_s/2 log 2 pi constant restored); ``accuracy``
     (discrete S) of argmax Q.  Mixture releases (``gmm``) average over components exactly.
+    With a bundle, each member is scored on its own training set's rows.
     """
-    k, m_chk = mech.k, min(data.n, ADVERSARY_CHECK_N)
-    w = data.w[:m_chk][None].expand(k, -1, -1)
-    s = data.s[:m_chk]
-    z, pi = mech(w, gen)
+    k = mech.k
+    data = as_bundle(data, k)
+    m_chk = min(data.n, ADVERSARY_CHECK_N)
+    w, _, s = data.head(m_chk)
+    z, pi = mech(w, Streams.of(gen, k))
     m = z.shape[2]
     flat = z.reshape(k, -1, z.shape[-1])
     x = (flat - data.u_mean) / data.u_std if whiten is None or whiten.W is None else whiten(flat)
     out = adv(x)
-    lq = log_q(out, s.repeat_interleave(m, dim=0) if m > 1 else s, data.discrete, data.n_mix).reshape(k, -1, m)
+    lq = log_q(out, s.repeat_interleave(m, dim=1) if m > 1 else s, data.discrete, data.n_mix).reshape(k, -1, m)
     weights = torch.ones_like(lq) if pi is None else pi
     mean_lq = (weights * lq).sum(-1).mean(1).double().cpu().numpy()
+    h_s = data.member_values([training_entropy(d) for d in data.datas])
     if data.discrete:
-        labels = data.s.cpu().numpy()
-        freq = np.bincount(labels, minlength=data.n_out) / len(labels)
-        h_s = float(-(freq[freq > 0] * np.log(freq[freq > 0])).sum())
-        hit = (out.argmax(-1).reshape(k, -1, m) == s.view(1, -1, 1)).to(weights.dtype)
+        hit = (out.argmax(-1).reshape(k, -1, m) == s[..., None]).to(weights.dtype)
         acc = (weights * hit).sum(-1).mean(1).double().cpu().numpy()
         how = "plug-in entropy of the training labels"
     else:
-        s_std = data.s.double().cpu().numpy()
-        d_s = s_std.shape[1]
-        h_s = 0.5 * float(np.linalg.slogdet(2 * math.pi * math.e * np.atleast_2d(np.cov(s_std.T)))[1])
-        mean_lq = mean_lq - 0.5 * d_s * math.log(2 * math.pi)
+        mean_lq = mean_lq - 0.5 * data.datas[0].s.shape[1] * math.log(2 * math.pi)
         acc = None
         how = "Gaussian entropy of the standardised training S (log Q in the same units)"
     note = f"final adversary vs the final release of the first {m_chk} training rows; H(S): {how}"
-    return [{"mi": float(h_s + mean_lq[i]), "accuracy": None if acc is None else float(acc[i]),
-             "h_s": h_s, "mean_log_q": float(mean_lq[i]), "n": m_chk, "note": note} for i in range(k)]
+    return [{"mi": float(h_s[i] + mean_lq[i]), "accuracy": None if acc is None else float(acc[i]),
+             "h_s": h_s[i], "mean_log_q": float(mean_lq[i]), "n": m_chk, "note": note} for i in range(k)]
+
+
+def training_entropy(data: TrainingData) -> float:
+    """H^(S) of one training set: the plug-in entropy of its labels (discrete S), else the Gaussian
+    entropy of its standardised S."""
+    if data.discrete:
+        labels = data.s.cpu().numpy()
+        freq = np.bincount(labels, minlength=data.n_out) / len(labels)
+        return float(-(freq[freq > 0] * np.log(freq[freq > 0])).sum())
+    s_std = data.s.double().cpu().numpy()
+    return 0.5 * float(np.linalg.slogdet(2 * math.pi * math.e * np.atleast_2d(np.cov(s_std.T)))[1])
 
 
 @torch.no_grad()
-def diagnose(mech: SweepRelease, data: TrainingData, gen: torch.Generator, collapse_tol: float) -> list[dict[str, Any]]:
-    """Per member, on (up to 20000) training rows: distortion, noise variance E Var(Z|W)
-    (two releases), Gaussian-approx leakage vs the noise baseline at that distortion."""
+def diagnose(mech: SweepRelease, data: TrainingData | Bundle, gen: torch.Generator | Streams,
+             collapse_tol: float) -> list[dict[str, Any]]:
+    """Per member, on (up to 20000) training rows of its own set: distortion, noise variance
+    E Var(Z|W) (two releases), Gaussian-approx leakage vs the noise baseline at that distortion."""
     k = mech.k
+    data = as_bundle(data, k)
+    gen = Streams.of(gen, k)
     n_chk = min(data.n, 20000)
-    w = data.w[:n_chk][None].expand(k, -1, -1)
+    w, _, _ = data.head(n_chk)
     z1 = mech.sample(w, gen).double().cpu().numpy()
     z2 = mech.sample(w, gen).double().cpu().numpy()
-    u, s = data.u_np[:n_chk], data.s_np[:n_chk]
+    us, ss = data.numpy_rows("u_np", n_chk), data.numpy_rows("s_np", n_chk)
     out = []
     for i in range(k):
+        u, s = us[i], ss[i]
         dist = float(np.mean(np.sum((z1[i] - u) ** 2, axis=1)))
         cond_var = float(np.mean(np.sum((z1[i] - z2[i]) ** 2, axis=1)) / 2)
         leak, base = gaussian_mi(s, z1[i]), noise_baseline_mi(s, u, dist)
@@ -279,3 +300,33 @@ def diagnose(mech: SweepRelease, data: TrainingData, gen: torch.Generator, colla
                     "noise_ratio": cond_var / max(dist, 1e-12), "leak_gauss_train": leak,
                     "baseline_gauss_train": base, "excess": leak - base, "collapsed": bool(leak - base > collapse_tol)})
     return out
+
+
+def as_bundle(data: TrainingData | Bundle, k: int) -> Bundle:
+    """``data`` itself if a Bundle, else one training set for all ``k`` members."""
+    return data if isinstance(data, Bundle) else Bundle([data], [k])
+
+
+def member_column(data: Bundle, values: list[float]) -> torch.Tensor:
+    """One number per training set -> a (k, 1, 1) float32 tensor, per member, on the sets' device."""
+    col = torch.tensor(data.member_values(values), dtype=torch.float32)
+    return col.to(data.datas[0].w.device)[:, None, None]
+
+
+def setup_release(data: Bundle, cfg: dict[str, Any], budgets: np.ndarray, gens: list[torch.Generator],
+                  shrink: bool) -> SweepRelease:
+    """The k-member release, each set's block initialised as a sweep of that set alone would be
+    (member seeds, the set's input standardisation and, with ``shrink``, its covariance of U)."""
+    parts, start = [], 0
+    for d, c in zip(data.datas, data.counts):
+        part = build_release(c, cfg)
+        part.setup(gens[start: start + c], d.w_mean, d.w_std, budgets[start: start + c],
+                   d.u_cov if shrink else None)
+        parts.append(part)
+        start += c
+    if len(parts) == 1:
+        return parts[0]
+    mech = build_release(data.k, cfg)
+    states = [p.state_dict() for p in parts]
+    mech.load_state_dict({name: torch.cat([st[name] for st in states]) for name in states[0]})
+    return mech

@@ -33,6 +33,7 @@ from torch import nn
 
 from privbench.datasets.errors import InputError
 
+from .bundle import Streams
 from .sweep import SweepMLP, init_members
 
 FAMILIES = ("linear", "gaussian", "seed", "gmm")
@@ -60,8 +61,9 @@ class SweepRelease(nn.Module):
     def _u(self, w: torch.Tensor) -> torch.Tensor:
         return w[..., -self.d_u:]
 
-    def _randn(self, shape: tuple[int, ...], gen: torch.Generator, like: torch.Tensor) -> torch.Tensor:
-        return torch.randn(shape, generator=gen, device=like.device, dtype=like.dtype)
+    def _randn(self, shape: tuple[int, ...], gen: "torch.Generator | Streams", like: torch.Tensor) -> torch.Tensor:
+        """Normals of ``shape`` (members first) from ``gen``: one generator, or a bundle's :class:`Streams`."""
+        return Streams.of(gen, shape[0]).randn(shape, like)
 
     def forward(self, w: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor | None]:
         raise NotImplementedError  # pragma: no cover
@@ -237,7 +239,7 @@ class SeedRelease(SweepRelease):
         if self.gaussian:
             eps = self._randn((k, n, self.n_noise), gen, w)
         else:
-            eps = 2.0 * torch.rand((k, n, self.n_noise), generator=gen, device=w.device, dtype=w.dtype) - 1.0
+            eps = 2.0 * Streams.of(gen, k).rand((k, n, self.n_noise), w) - 1.0
         z = self.net(torch.cat([self._norm(w), eps], dim=-1))
         if self.affine:
             z = z + torch.bmm(w, self.M) + self.c + torch.bmm(eps, self.L)
@@ -287,7 +289,7 @@ class GMMRelease(SweepRelease):
     def sample(self, w, gen):
         mean, scale, pi = self._parts(w)
         k, n = w.shape[:2]
-        comp = torch.multinomial(pi.reshape(k * n, self.m), 1, generator=gen).reshape(k, n, 1, 1)
+        comp = Streams.of(gen, k).multinomial(pi.reshape(k * n, self.m), n).reshape(k, n, 1, 1)
         pick = lambda t: torch.gather(t, 2, comp.expand(k, n, 1, self.d_u))[:, :, 0, :]  # noqa: E731
         return pick(mean) + pick(scale) * self._randn((k, n, self.d_u), gen, w)
 

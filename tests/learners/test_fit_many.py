@@ -1,0 +1,69 @@
+"""Learner.fit_many: a case's repetitions trained as one batched network give each repetition the
+mechanisms of its own fit (same member seeds, minibatches and noise; float32 rounding aside).
+
+The reference is the learner's plain ``fit`` of each training set alone (another code path: one
+set, one generator); the comparison is of the fitted mechanisms' parameters and diagnostics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privbench.datasets import InputError, task_for
+from privbench.datasets.scenarios import make_scenario
+from privbench.learners import make_learner
+
+CASES = [("ppan-seed", "gaussian-vector", {"rho": [0.47, 0.85]}, "useful"),
+         ("ppan-linear", "gaussian-scalar", {"rho": 0.85}, "full"),
+         ("ppan-gmm", "binary-gmm", {"prior": 0.75, "mu": 3, "sigma0": 2, "sigma1": 1}, "full")]
+PARAMS = {"steps": 40, "batch_size": 64, "hidden": (8,), "adversary_hidden": (8,)}
+
+
+def close(a: dict, b: dict) -> None:
+    """Same parameter names and values up to float32 rounding (batched kernels may round differently)."""
+    assert sorted(a) == sorted(b)
+    for name in a:
+        np.testing.assert_allclose(np.asarray(a[name], float), np.asarray(b[name], float), rtol=1e-4, atol=1e-5,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("name,scenario,params,observation", CASES)
+def test_fit_many_gives_each_set_its_own_fit(name, scenario, params, observation):
+    sc = make_scenario(scenario, params)
+    task = task_for(sc, observation, "mi", None)
+    sets = [sc.sample(500, np.random.default_rng(r)) for r in range(3)]
+    learner = make_learner(name, max_restarts=1, collapse_tol=0.0, **PARAMS)  # collapse_tol 0: restarts happen
+    many = learner.fit_many(sets, task, [0.1, 0.4], [11, 12, 13], device="cpu")
+    assert len(many) == 3
+    for r, mechs in enumerate(many):
+        alone = learner.fit(sets[r], task, [0.1, 0.4], seed=11 + r, device="cpu")
+        for got, want in zip(mechs, alone):
+            assert got.budget == want.budget
+            close(got._state()[1], want._state()[1])
+            for key in ("train_distortion", "excess", "multiplier", "restarts", "member_seed"):
+                np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
+    a, b = many[0][0]._state()[1], many[1][0]._state()[1]  # the sets differ: a mix-up of sets or seeds shows
+    assert any(not np.allclose(np.asarray(a[n], float), np.asarray(b[n], float)) for n in a)
+
+
+def test_fit_many_checks_its_inputs():
+    sc = make_scenario("gaussian-scalar", {"rho": 0.5})
+    task = task_for(sc, "full", "mi", None)
+    sets = [sc.sample(100, np.random.default_rng(r)) for r in range(2)]
+    learner = make_learner("ppan-linear", steps=5, batch_size=32)
+    with pytest.raises(InputError, match="2 training sets and 1 seeds"):
+        learner.fit_many(sets, task, [0.1], [1])
+    with pytest.raises(InputError, match="seed=-1"):
+        learner.fit_many(sets, task, [0.1], [1, -1])
+
+
+def test_a_learner_without_batching_fits_one_set_after_the_other():
+    sc = make_scenario("symmetric-pair", {"m": 3, "p": 0.3})
+    task = task_for(sc, "full", "mi", None)
+    sets = [sc.sample(300, np.random.default_rng(r)) for r in range(2)]
+    learner = make_learner("plugin")
+    many = learner.fit_many(sets, task, [0.2], [1, 2])
+    for r in range(2):
+        alone = learner.fit(sets[r], task, [0.2], seed=1 + r)
+        close(many[r][0]._state()[1], alone[0]._state()[1])
