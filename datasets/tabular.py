@@ -5,7 +5,10 @@ Like the image sets of :mod:`.labelled`, each is a fixed train / held-out partit
 of real rows, run for learned points and fresh-classifier evaluators only (no gap).
 The data ship with privbench (:mod:`privbench.datasets.real.uci_files`).  Task kind
 ``mixture``: S a label, U = W's features as floats, distortion the squared error
-summed over U's dimensions.
+summed over U's dimensions.  The task declares the utility label (``Task.utility``:
+``(("income", 2),)`` or ``(("rings", 2),)``) and every draw carries it in
+``Samples.utility``, for learners that train against a utility classifier (the
+latent filter's ``formulation="utility"``, the paper's eq (15)).
 
 ==============  ==========================================  ===========================================
 scenario        S (sensitive) and utility label             U (what the mechanism sees besides S)
@@ -140,7 +143,8 @@ class TabularScenario(LabelledScenario):
 
     def task_for(self, observation: str, privacy: str = "map", distortion: str | None = None) -> Task:
         self.other_distortion(distortion)  # only its own (mse): InputError otherwise
-        return Task("mixture", observation, privacy, "mse", n_s=self.n_s, d_u=self.partition()[0].u.shape[1])
+        return Task("mixture", observation, privacy, "mse", n_s=self.n_s, d_u=self.partition()[0].u.shape[1],
+                    utility=((self.utility_label, 2),))
 
     def sample(self, n: int, rng: np.random.Generator) -> Samples:
         """n rows drawn without replacement from the train partition."""
@@ -157,7 +161,8 @@ class TabularScenario(LabelledScenario):
                 raise InputError(f"n={n} exceeds the {part} partition of {self.name} (maximum {len(data)} rows)")
             idx = rng.choice(len(data), size=n, replace=False)
         labels = {k: v[idx].copy() for k, v in data.labels.items()}
-        return Draw(Samples(labels[self.s_label].copy(), data.u[idx].copy()), labels, self.n_classes, None)
+        util = {self.utility_label: labels[self.utility_label].copy()}
+        return Draw(Samples(labels[self.s_label].copy(), data.u[idx].copy(), util), labels, self.n_classes, None)
 
     def label_prior(self, label: str, part: str = "held-out") -> np.ndarray:
         """Frequencies of ``label`` over the whole partition ``part``, shape (n_classes,)."""

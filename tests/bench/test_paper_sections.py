@@ -268,10 +268,13 @@ def test_filter_tables_2_and_3_show_ours_beside_the_printed_rows():
     assert t3.loc["ours: raw data (identity)", "utility (rings > 10) acc"] == "0.770"
     assert t3.loc["paper: raw", "private (sex) acc"] == "0.546 ± 0.011"
     assert t3.loc["paper: generative filter b=10", "utility (rings > 10) acc"] == "0.707 ± 0.011"
-    g2 = pd.DataFrame([_uci_row("latent-filter", 1.0, 0, 0.70, "income", 0.80)])
+    g2 = pd.DataFrame([_uci_row("latent-filter", 1.0, 0, 0.70, "income", 0.80),
+                       _uci_row("latent-filter (formulation=utility)", 1.0, 0, 0.65, "income", 0.82)])
     (t2,) = _tables(SECTIONS["filter-table2"].render("filter-adult", g2, ref))
     t2 = t2.set_index("model")
     assert t2.loc["ours: latent-filter KL b=1", "utility (income) acc"] == "0.800"
+    # a variant keeps its label and its budget's name (KL b), in a row of its own
+    assert t2.loc["ours: latent-filter (formulation=utility) KL b=1", "utility (income) acc"] == "0.820"
     assert t2.loc["paper: VFAE", "private (gender) acc"] == "0.802 ± 0.009"
     assert t2.loc["paper: LMIFR", "paper: utility auroc"] == "0.741 ± 0.013"
     assert set(t2["leakage is"]) == {"lower bound", "as printed"}

@@ -129,6 +129,12 @@ def test_abalone_scenario_partitions_and_labels(fake_abalone):
         sc.label_prior("age")
     a, b = sc.sample(50, np.random.default_rng(9)), sc.sample(50, np.random.default_rng(9))
     assert np.array_equal(a.u, b.u) and len(np.unique(a.u[:, 0])) == 50  # without replacement
+    # the utility label rings > 10 is declared by the task and carried by the samples, row by row
+    assert task.utility == (("rings", 2),) and set(tr.samples.utility) == {"rings"}
+    assert np.array_equal(tr.samples.utility["rings"], tr.labels["rings"])
+    rows = {tuple(np.round(x, 9)): r for x, r in zip(tr.samples.u, tr.labels["rings"])}
+    assert all(rows[tuple(np.round(x, 9))] == r for x, r in zip(a.u, a.utility["rings"]))
+    assert task.check_samples(a).utility["rings"].dtype == np.int64
 
 
 def test_abalone_without_infants(fake_abalone):
@@ -166,6 +172,8 @@ def test_adult_scenario_uses_uci_split_and_log_capital(tmp_path, monkeypatch):
         np.testing.assert_allclose(tr.samples.u[:, j], (gain - gain.mean()) / gain.std())
         np.testing.assert_array_equal(tr.labels["sex"], [1, 1, 0])
         np.testing.assert_array_equal(tr.labels["income"], [0, 1, 1])
+        assert sc.task("full").utility == (("income", 2),)
+        np.testing.assert_array_equal(tr.samples.utility["income"], [0, 1, 1])
         k = list(d.feature_names).index("education=Masters")
         np.testing.assert_array_equal(tr.samples.u[:, k], [0, 0, 1])  # one-hot columns are not rescaled
     finally:

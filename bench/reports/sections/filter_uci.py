@@ -30,7 +30,7 @@ def ours_rows(f: pd.DataFrame, utility: str, priv_col: str, util_col: str,
     for (lr, b, ev), h in f.groupby(["learner", "budget", "evaluator"], sort=True):
         what = {"identity": "raw data (identity)", "constant": "constant release"}.get(lr)
         if what is None:
-            what = f"{lr} {BUDGET_NAMES.get(lr, 'budget')}={b:g}"
+            what = f"{lr} {BUDGET_NAMES.get(lr.split(' (')[0], 'budget')}={b:g}"  # variants: "name (k=v)"
         elif any(r["model"] == f"ours: {what}" and r[EVALUATOR] == ev for r in rows):
             continue
         u = h.get(f"acc {utility}", pd.Series(dtype=float))
