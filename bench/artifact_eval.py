@@ -5,7 +5,9 @@ budget it loads the saved mechanism with
 :func:`~privbench.learners.load_mechanism` and scores it with
 :func:`~privbench.bench.execute.score_budget`, every release made by a release
 server (:mod:`privbench.learners.serve`, a process with no bench code, from its
-own copy of the file); it answers one pickle per
+own copy of the file; a case whose mechanisms come from other third-party modules than the server has
+imported gets a fresh server, so that one author's module, which may load the bench or patch what a
+release runs, never shares a process with another author's releases); it answers one pickle per
 request on a private copy of stdout (file descriptor 1 itself is pointed at
 stderr, so nothing the evaluated code prints can corrupt a reply).  Exits on
 ``None``, at the end of its input, or when its parent dies.
@@ -28,6 +30,12 @@ def import_modules(case: Any, modules: list[tuple[str, str | None]]) -> None:
     if ":" in str(case.learner):
         names.insert(0, (str(case.learner).split(":", 1)[0], None))
     import_named(list(dict.fromkeys(names)))
+
+
+def third_party_modules(modules: list[tuple[str, str | None]]) -> tuple[str, ...]:
+    """The names in ``modules`` (a case's mechanism-defining modules) that are not privbench's own: what a
+    release server imports for the case beyond the built-in learners, the key it is reused by."""
+    return tuple(sorted({name for name, _ in modules if name != "privbench" and not name.startswith("privbench.")}))
 
 
 def score_saved(case: Any, files: list[str | None], errors: list[str | None], modules: list[tuple[str, str | None]],
@@ -84,8 +92,13 @@ def main() -> None:  # pragma: no cover - exercised through EvaluatorProcess
     pickle.dump("ready", replies)  # the imports are done: a case's clock may start
     replies.flush()
     for msg in requests(sys.stdin.buffer):
-        if not server.alive():  # a release killed it: a fresh one for this case
+        third_party = third_party_modules(msg[3])
+        if not server.alive() or (server.third_party and server.third_party != third_party):
+            # a release killed it, or it has imported another author's modules (which may have loaded the
+            # bench into it, or patched what a release runs): a fresh one for this case
+            server.close()
             server = ReleaseServer(threads)
+        server.third_party = third_party
         try:
             reply: Any = score_saved(*msg, server=server)
         except Exception as exc:  # noqa: BLE001 - e.g. a scenario that no longer builds
