@@ -5,7 +5,9 @@ budget it loads the saved mechanism with
 :func:`~privbench.learners.load_mechanism` and scores it with
 :func:`~privbench.bench.execute.score_budget`, every release made by a release
 server (:mod:`privbench.learners.serve`, a process with no bench code, from its
-own copy of the file); it answers one pickle per
+own copy of the file; a case whose mechanisms come from other third-party modules than the server has
+imported gets a fresh server, so that one author's module, which may load the bench or patch what a
+release runs, never shares a process with another author's releases); it answers one pickle per
 request on a private copy of stdout (file descriptor 1 itself is pointed at
 stderr, so nothing the evaluated code prints can corrupt a reply).  Exits on
 ``None``, at the end of its input, or when its parent dies.
@@ -28,6 +30,12 @@ def import_modules(case: Any, modules: list[tuple[str, str | None]]) -> None:
     if ":" in str(case.learner):
         names.insert(0, (str(case.learner).split(":", 1)[0], None))
     import_named(list(dict.fromkeys(names)))
+
+
+def third_party_modules(modules: list[tuple[str, str | None]]) -> tuple[str, ...]:
+    """The names in ``modules`` (a case's mechanism-defining modules) that are not privbench's own: what a
+    release server imports for the case beyond the built-in learners, the key it is reused by."""
+    return tuple(sorted({name for name, _ in modules if name != "privbench" and not name.startswith("privbench.")}))
 
 
 def score_saved(case: Any, files: list[str | None], errors: list[str | None], modules: list[tuple[str, str | None]],
@@ -70,22 +78,64 @@ def score_saved(case: Any, files: list[str | None], errors: list[str | None], mo
     return out
 
 
-def main() -> None:  # pragma: no cover - exercised through EvaluatorProcess
+def import_evaluation(threads: int | None) -> None:
+    """Import torch (``threads`` threads), the learners, theory and the evaluators: what a worker and its
+    evaluator process need (the evaluator finds them done when it was forked from its worker)."""
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
+    from privbench.learners import available
+
+    available()
+    import privbench.theory.optimum  # noqa: F401
+
+    from . import evaluators, scores  # noqa: F401
+    from .records import provenance
+
+    provenance()
+
+
+def start_up(parent: int, threads: int | None) -> None:
+    """Start-up of the evaluator process: ignore SIGINT, exit with its worker, import what it needs."""
+    import signal
+    import threading
+
+    from privbench.learners.serve import watch_parent
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run's process handles Ctrl-C
+    threading.Thread(target=watch_parent, args=(parent,), daemon=True).start()
+    import_evaluation(threads)
+
+
+def main(inbox: Any = None, replies: Any = None) -> None:  # pragma: no cover - exercised through EvaluatorProcess
+    """Serve requests from ``inbox`` (default: stdin), replies to ``replies`` (default: a private copy of
+    stdout); file descriptor 1 is pointed at stderr either way."""
+    import os
+
     from privbench.learners.serve import private_stdout, quick_exit, requests
 
-    from .backends.common import init_worker
     from .remote_release import ReleaseServer
 
-    replies = private_stdout()  # stray prints (Python or C) go to stderr, never into a reply
-    parent, threads = pickle.load(sys.stdin.buffer)
+    if replies is None:
+        replies = private_stdout()  # stray prints (Python or C) go to stderr, never into a reply
+    else:
+        os.dup2(2, 1)
+    inbox = sys.stdin.buffer if inbox is None else inbox
+    parent, threads = pickle.load(inbox)
     server = ReleaseServer(threads)  # its imports overlap ours
-    init_worker(parent, threads, evaluator=False)
+    start_up(parent, threads)
     server.wait_ready()
     pickle.dump("ready", replies)  # the imports are done: a case's clock may start
     replies.flush()
-    for msg in requests(sys.stdin.buffer):
-        if not server.alive():  # a release killed it: a fresh one for this case
+    for msg in requests(inbox):
+        third_party = third_party_modules(msg[3])
+        if not server.alive() or (server.third_party and server.third_party != third_party):
+            # a release killed it, or it has imported another author's modules (which may have loaded the
+            # bench into it, or patched what a release runs): a fresh one for this case
+            server.close()
             server = ReleaseServer(threads)
+        server.third_party = third_party
         try:
             reply: Any = score_saved(*msg, server=server)
         except Exception as exc:  # noqa: BLE001 - e.g. a scenario that no longer builds

@@ -10,7 +10,9 @@ object and its references) cannot reach the evaluation: only the saved file
 does.
 
 The evaluator process (``python -m privbench.bench.artifact_eval``) is started
-once per worker process and reused for its cases.  It imports the modules that
+once per worker process and reused for its cases; a local or isolated worker forks
+it before its first case, with its imports done and nothing trained
+(:mod:`privbench.bench.forked_child`), elsewhere it is a fresh interpreter.  It imports the modules that
 define the mechanisms' types (a plug-in's ``module:Class`` learner, or the
 mechanism class's module), so that third-party types registered with
 :func:`~privbench.learners.base.mechanism_type` load there too.  Requests and
@@ -27,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 #: The directory of a results directory that keeps the saved mechanisms.
 MECHANISMS_DIR = "mechanisms"
@@ -65,10 +67,15 @@ def save_mechanisms(mechs: list[Any], directory: str | os.PathLike, names: list[
 class EvaluatorProcess:
     """A long-lived ``python -m privbench.bench.artifact_eval`` child that scores saved mechanisms."""
 
-    def __init__(self, threads: int) -> None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # same imports as here
-        self.proc = subprocess.Popen([sys.executable, "-m", "privbench.bench.artifact_eval"], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    def __init__(self, threads: int, fork: Callable[[Any, Any], None] | None = None) -> None:
+        if fork is not None:  # a copy of this process, which has imported what an evaluator needs, trained nothing
+            from .forked_child import ForkedChild
+
+            self.proc: Any = ForkedChild(fork)  # runs privbench.bench.artifact_eval.main
+        else:
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # same imports as here
+            self.proc = subprocess.Popen([sys.executable, "-m", "privbench.bench.artifact_eval"], env=env,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.threads = threads
         self.ready = False
         self.send((os.getpid(), threads))
@@ -120,15 +127,20 @@ class EvaluatorPool:
         self.proc: EvaluatorProcess | None = None
         atexit.register(self.close)
 
-    def start(self, threads: int | None = None) -> EvaluatorProcess:
-        """The child for ``threads`` torch threads (default: this process's), started if needed; not waited for."""
+    def start(self, threads: int | None = None, fork: Callable[[Any, Any], None] | None = None) -> EvaluatorProcess:
+        """The child for ``threads`` torch threads (default: this process's), started if needed; not waited for.
+
+        ``fork``: :func:`privbench.bench.artifact_eval.main`, to fork the child from this process
+        (:mod:`privbench.bench.forked_child`) instead of starting a fresh interpreter; only for a worker
+        that has run nothing yet (:func:`~privbench.bench.backends.common.init_worker`).
+        """
         if threads is None:
             import torch
 
             threads = torch.get_num_threads()
         if self.proc is None or not self.proc.alive() or self.proc.threads != threads:
             self.close()
-            self.proc = EvaluatorProcess(threads)
+            self.proc = EvaluatorProcess(threads, fork=fork)
         return self.proc
 
     def get(self) -> EvaluatorProcess:

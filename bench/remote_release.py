@@ -44,6 +44,9 @@ class ReleaseServer:
         pickle.dump((os.getpid(), threads), self.proc.stdin)  # type: ignore[arg-type]
         self.proc.stdin.flush()  # type: ignore[union-attr]
         self.ready = False
+        #: The third-party modules it was asked to import (:func:`~privbench.bench.artifact_eval.third_party_modules`):
+        #: the evaluator gives a case whose modules differ a fresh server.
+        self.third_party: tuple[str, ...] = ()
 
     def wait_ready(self) -> None:
         """Block until the server has done its imports (RuntimeError if it died)."""

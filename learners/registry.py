@@ -174,7 +174,8 @@ def load_mechanism(path: str | os.PathLike, plugins: bool = True) -> Mechanism:
     The built-in mechanism types and (``plugins``) those of entry-point plug-ins
     are registered first (:func:`available`); without ``plugins`` only the
     built-ins and modules already imported count (the release server imports the
-    defining modules itself, and no plug-in that would bring the bench along).
+    defining modules itself, and no plug-in that would bring the bench along); the
+    built-ins are imported only when the file's type is not registered yet.
     Only plain tensors, strings and numbers are unpickled
     (``torch.load(weights_only=True)``); anything else raises :class:`InputError`.
     """
@@ -190,11 +191,11 @@ def load_mechanism(path: str | os.PathLike, plugins: bool = True) -> Mechanism:
                          "weights_only=True refused it: it is corrupt or holds pickled objects)") from None
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
         raise InputError(f"{str(path)!r} is not a privbench mechanism file (format {FORMAT} expected)")
+    kind = blob.get("type")
     if plugins:
         _load_all()
-    else:
+    elif kind not in MECHANISM_TYPES:  # a release server imports the defining modules itself, the rest on need
         load_builtins()
-    kind = blob.get("type")
     if kind not in MECHANISM_TYPES:
         raise InputError(f"{str(path)!r} holds mechanism type {kind!r} (known: {', '.join(sorted(MECHANISM_TYPES))})")
     try:

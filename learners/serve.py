@@ -154,9 +154,8 @@ def main() -> None:  # pragma: no cover - exercised through the bench's RemoteRe
     parent, threads = pickle.load(sys.stdin.buffer)
     threading.Thread(target=watch_parent, args=(parent,), daemon=True).start()
     torch.set_num_threads(threads)
-    from .registry import load_builtins
+    from . import registry  # noqa: F401 - the learners' modules are imported on need (registry.load_mechanism)
 
-    load_builtins()
     reply(out, {"ok": True, "ready": True})
     mechs: dict[str, Any] = {}
     for msg in requests(sys.stdin.buffer):

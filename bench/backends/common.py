@@ -10,7 +10,7 @@ from typing import Any
 
 from privbench.learners.serve import watch_parent
 
-from ..records import Record, failure_rows, provenance
+from ..records import Record, failure_rows
 from ..suites import Case
 
 
@@ -24,34 +24,27 @@ class Job:
     artifacts: str | None = None  # where the case's fitted mechanisms are saved
 
 
-def init_worker(parent: int, threads: int | None, evaluator: bool = True) -> None:
+def init_worker(parent: int, threads: int | None) -> None:
     """Start-up of a worker process: ignore SIGINT, exit with the parent, import what a case needs.
 
-    A worker (``evaluator``) only trains: it imports the learners and starts the process that will
-    evaluate its saved mechanisms (:mod:`privbench.bench.artifacts`), whose imports overlap its own;
-    it returns once that process is ready, so that a case's timeout measures the case only.  The
-    evaluator process itself (``evaluator=False``) imports the evaluators and theory instead.
+    A worker only trains: it imports the learners, theory and the evaluators, then forks the
+    process that will evaluate its saved mechanisms (:mod:`privbench.bench.artifacts`,
+    :mod:`privbench.bench.forked_child`), which so starts with those imports done and nothing
+    trained; it returns once that process is ready, so that a case's timeout measures the case
+    only.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     threading.Thread(target=watch_parent, args=(parent,), daemon=True).start()
-    if evaluator:
-        from ..artifacts import POOL
+    from ..artifact_eval import import_evaluation, main
+    from ..artifacts import POOL
 
-        POOL.start(threads)
-    import torch
+    import_evaluation(threads)
+    # torch imports its compiler (torch._dynamo, ~1.5 s of CPU) at the first optimizer a process builds;
+    # training and the evaluator's attackers both build one: imported here, before the fork, it is paid once
+    import torch._dynamo  # noqa: F401
 
-    if threads:
-        torch.set_num_threads(threads)
-    from privbench.learners import available
-
-    available()
-    provenance()
-    if evaluator:
-        POOL.get()
-    else:
-        import privbench.theory.optimum  # noqa: F401
-
-        from .. import evaluators, scores  # noqa: F401
+    POOL.start(threads, fork=main)  # fork the evaluator now: imports done, nothing trained
+    POOL.get()
 
 
 #: Torch threads of a local worker process unless ``--threads`` says otherwise: one.  Small networks train
