@@ -10,29 +10,21 @@ import numpy as np
 import torch
 
 from privbench.datasets.errors import InputError
-from privbench.datasets.tasks import Task
 
-from .base import ConfigTensorsMechanism, mechanism_type
+from .autoencoder_mechanism import AutoencoderMechanism
+from .base import mechanism_type
 from .nn.core import rng_generator
 from .nn.sweep import label_features
-from .nn.vae import Autoencoder
 
 
 @mechanism_type("latent-filter")
-class LatentFilterMechanism(ConfigTensorsMechanism):
+class LatentFilterMechanism(AutoencoderMechanism):
     """Encoder + linear latent filter + decoder (module docstring).
 
     ``config``: the autoencoder's config plus noise_dim, feature ("onehot", "raw", "none"),
     s_mean, s_std (raw S), sample_posterior, divergence.  ``tensors``: ``enc.*``, ``dec.*``,
     ``gamma`` (latent_dim, noise_dim + d_feature).
     """
-
-    def __init__(self, task: Task, budget: float, config: dict[str, Any], tensors: dict[str, torch.Tensor],
-                 info: dict[str, Any] | None = None) -> None:
-        super().__init__(task, budget, info)
-        self.config = dict(config)
-        self.tensors = {k: v.detach().cpu() for k, v in tensors.items()}
-        self.autoencoder = Autoencoder(self.config, self.tensors, {})
 
     def features(self, w: np.ndarray) -> np.ndarray:
         """The filter's S input y for canonical W rows, shape (n, d_feature)."""

@@ -8,28 +8,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from privbench.datasets.tasks import Task
-
-from .base import ConfigTensorsMechanism, mechanism_type
+from .autoencoder_mechanism import AutoencoderMechanism
+from .base import mechanism_type
 from .nn.core import rng_generator
-from .nn.vae import Autoencoder
 
 
 @mechanism_type("private-vae")
-class PrivateVAEMechanism(ConfigTensorsMechanism):
+class PrivateVAEMechanism(AutoencoderMechanism):
     """A fine-tuned image VAE.
 
     ``config``: the Autoencoder's config plus ``sample_posterior`` (release the decoded draw Y ~ q,
     the code the privacy term was trained on, or the decoded posterior mean).  ``tensors``:
     ``enc.*``, ``dec.*`` (plain MLPs, ELU).  W may be U or (S, U): only U is read.
     """
-
-    def __init__(self, task: Task, budget: float, config: dict[str, Any], tensors: dict[str, torch.Tensor],
-                 info: dict[str, Any] | None = None) -> None:
-        super().__init__(task, budget, info)
-        self.config = dict(config)
-        self.tensors = {k: v.detach().cpu() for k, v in tensors.items()}
-        self.autoencoder = Autoencoder(self.config, self.tensors, {})
 
     def release(self, w: Any, rng: np.random.Generator) -> np.ndarray:
         w = self.task.check_w(w)
