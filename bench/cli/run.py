@@ -77,7 +77,8 @@ def add_what(what: Any) -> None:
     what.add_argument("--learner", action="append", default=[], metavar="NAME|module:Class",
                       help="ad-hoc: learner (repeatable; see 'privbench list learners')")
     what.add_argument("--learner-param", type=param, action="append", default=[], metavar="NAME=VALUE",
-                      help="ad-hoc: learner hyper-parameter (repeatable; applies to every --learner)")
+                      help="ad-hoc: learner hyper-parameter (repeatable; applies to every --learner; "
+                           "numbers, True/False and lists such as hidden=(64,64) are typed)")
     what.add_argument("--budget", type=budget, action="append", default=[], metavar="B",
                       help="ad-hoc: distortion budget (repeatable; trained as one batched fit)")
     what.add_argument("--n-train", type=count_type("--n-train", 2, MAX_SAMPLES), default=None, metavar="N",

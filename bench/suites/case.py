@@ -42,10 +42,23 @@ def seed_of(obj: Any) -> int:
 
 
 def normalize_value(value: Any) -> Any:
-    """Canonical JSON-able hyper-parameter value: numeric strings (``1e-3``) become numbers."""
-    if isinstance(value, str) and NUMBER.match(value.strip()):
+    """Canonical JSON-able hyper-parameter value, as typed on a command line.
+
+    Numeric strings (``1e-3``) become numbers, ``True``/``False`` (any case) booleans, and a
+    bracketed list (``(64,64)``, ``[64, 64]``, ``()``) a list of normalised items, so that
+    ``--learner-param hidden=(64,64)`` means what a suite file's ``hidden: [64, 64]`` means.
+    Any other string is kept as it is (``none`` stays a name).
+    """
+    if isinstance(value, str):
         v = value.strip()
-        return int(v) if re.fullmatch(r"[+-]?\d+", v) else float(v)
+        if NUMBER.match(v):
+            return int(v) if re.fullmatch(r"[+-]?\d+", v) else float(v)
+        if v.lower() in ("true", "false"):
+            return v.lower() == "true"
+        if len(v) >= 2 and (v[0], v[-1]) in (("(", ")"), ("[", "]")):
+            inner = v[1:-1].strip()
+            return [] if not inner else [normalize_value(x) for x in inner.split(",")]
+        return value
     if isinstance(value, (list, tuple)):
         return [normalize_value(v) for v in value]
     if isinstance(value, dict):

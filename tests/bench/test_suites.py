@@ -216,3 +216,10 @@ def test_make_case_refuses_an_empty_budget_list_and_bad_sizes():
         make_case(*args, [0.1], rep=-1)
     with pytest.raises(InputError, match=r"^protocol='x' is unknown \(allowed: two-user\)$"):
         make_case(*args, [0.1], protocol="x")
+
+
+def test_command_line_tuples_and_booleans_are_normalised():
+    # --learner-param hidden=(8,8) must mean the list a suite file writes as [8, 8]
+    assert normalize_value({"hidden": "(8, 8)", "h2": "[16]", "e": "()", "w": "False", "a": "true",
+                            "c": "none", "d": "(x"}) == \
+        {"hidden": [8, 8], "h2": [16], "e": [], "w": False, "a": True, "c": "none", "d": "(x"}
