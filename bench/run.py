@@ -40,7 +40,7 @@ from .backends import BACKENDS, Job, default_jobs, probe_workers
 from .eta import CostETA, learner_trains
 from .execute import execute_case, score_budget
 from .records import Record, failure_rows, now, provenance
-from .scores import overshoot_tolerance
+from .scores import below_bound_fails, overshoot_tolerance, set_flag
 from .store import ResultsDir, case_ids_present, new_run_id
 from .suites import Case
 
@@ -111,16 +111,9 @@ def row_flags(r: dict[str, Any]) -> dict[str, bool]:
         overshoots = isinstance(over, (int, float)) and math.isfinite(over) and over > overshoot_tolerance(r)
     except (KeyError, TypeError, ValueError):
         overshoots = False
-    # Below a family bound is not an evaluator failure: a learner outside the family may beat it
-    # (REASON_FAMILY); the report's ranking does not flag it either.
-    below = set_flag(r.get("below_bound")) and r.get("bound_kind") != "family"
+    below = below_bound_fails(r.get("below_bound"), r.get("bound_kind"))
     return {"overshoot": bool(overshoots), "below-bound": below,
             "evaluators-disagree": set_flag(r.get("evaluators_disagree"))}
-
-
-def set_flag(v: Any) -> bool:
-    """A stored boolean flag: True only for a true boolean (None and NaN, a missing value, are not set)."""
-    return v is not None and not isinstance(v, float) and bool(v)
 
 
 class Progress:

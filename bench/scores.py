@@ -217,3 +217,20 @@ def overshoot_tolerance(r: Any) -> float:
     se = float(se) if isinstance(se, (int, float)) and math.isfinite(se) else 0.0
     b, n = float(r["budget"]), max(int(r["n_train"]), 1)
     return max(1e-3, 0.01 * b) + 3 * se + 3 * math.sqrt(2 * b * max(1.0, b) / n)
+
+
+def set_flag(v: Any) -> bool:
+    """A stored boolean flag: True only for a true boolean (None and NaN, a missing value, are not set)."""
+    if v is None or isinstance(v, float):
+        return False
+    try:
+        return bool(v)
+    except TypeError:  # pandas' NA
+        return False
+
+
+def below_bound_fails(below_bound: Any, bound_kind: Any) -> bool:
+    """Whether a stored row's ``below_bound`` is an evaluator failure: below an exact or certified
+    bound, never below a family bound (a learner outside the family may legitimately beat it,
+    :data:`REASON_FAMILY`). The one rule for the run summary and the report's marks."""
+    return set_flag(below_bound) and bound_kind != "family"

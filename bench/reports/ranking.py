@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..scores import aggregate, overshoot_tolerance, strict_gap
+from ..scores import aggregate, below_bound_fails, overshoot_tolerance, strict_gap
 from .style import BOUND_MARK, FLAG_MARK, KIND_MARK, negative_mark
 
 PANEL = ["experiment", "scenario_id", "observation", "privacy", "family"]
@@ -64,7 +64,8 @@ def panel_labels(df: pd.DataFrame) -> pd.Series:
 def below_failure(g: pd.DataFrame) -> pd.Series:
     """Rows below their bound where that is an evaluator failure: below an exact or certified bound (a
     learner outside GAP's family may legitimately beat a family bound)."""
-    return g["below_bound"].fillna(False).astype(bool) & (g["bound_kind"] != "family")
+    return pd.Series([below_bound_fails(b, k) for b, k in zip(g["below_bound"], g["bound_kind"])],
+                     index=g.index, dtype=bool)
 
 
 def flag_marks(g: pd.DataFrame) -> str:
