@@ -96,3 +96,26 @@ def test_no_measurement_no_estimate():
     assert est.eta(5.0) is None
     est.finished("a", None)  # e.g. finished by another process: nothing learned
     assert est.eta(5.0) is None
+
+
+@dataclass(frozen=True)
+class SuiteCase(FakeCase):
+    experiment: str = ""
+    scenario: str = ""
+
+
+def test_measured_costs_price_a_learners_expensive_experiment_before_it_is_reached():
+    # one learner, two experiments a hundred times apart in cost (the paper suite's ppan-linear: 7 s cases
+    # in ppan-fig6, 75 s ones in sample complexity); the cheap ones run first, at 1.2x the reference machine
+    cheap = [SuiteCase(f"c{i}", "ppan", experiment="cheap", scenario="s") for i in range(10)]
+    dear = [SuiteCase(f"d{i}", "ppan", experiment="dear", scenario="s") for i in range(2)]
+    table = {("cheap", "ppan", 10_000): (10_000, 1.0), ("dear", "ppan", 10_000): (10_000, 100.0),
+             ("s", "ppan"): (10_000, 50.0)}
+    truth = 2 * 120.0
+    with_table = CostETA(cheap + dear, trains=trains, workers=1, table=table)
+    without = CostETA(cheap + dear, trains=trains, workers=1, table={})
+    for est in (with_table, without):
+        for c in cheap:
+            est.finished(c.key, 1.2)
+    assert with_table.eta(12.0) == pytest.approx(truth, rel=0.01)  # priced by the cheap cases' machine speed
+    assert without.eta(12.0) < truth / 50  # the per-learner rate of the cheap cases: badly low
