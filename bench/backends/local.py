@@ -28,12 +28,12 @@ from ..bundles import bundle_cases
 from ..execute import execute_cases
 from ..records import error_text, failure_rows
 from ..suites import Case
-from .common import Job, died_rows, init_worker, timeout_rows, worker_threads
+from .common import Job, died_rows, init_worker, timeout_rows, warm_scenarios, worker_threads
 
 
-def _worker_main(conn: Any, parent: int, threads: int | None) -> None:
+def _worker_main(conn: Any, parent: int, threads: int | None, warm: tuple[tuple[str, Any], ...] = ()) -> None:
     """Loop of a local worker process: receive a bundle of cases, send back each case's rows."""
-    init_worker(parent, threads)
+    init_worker(parent, threads, warm)
     while True:
         try:
             msg = conn.recv()
@@ -57,9 +57,9 @@ def _worker_main(conn: Any, parent: int, threads: int | None) -> None:
 
 
 class _Worker:
-    def __init__(self, ctx: Any, threads: int | None) -> None:
+    def __init__(self, ctx: Any, threads: int | None, warm: tuple[tuple[str, Any], ...] = ()) -> None:
         parent_end, child_end = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child_end, os.getpid(), threads), daemon=True,
+        self.proc = ctx.Process(target=_worker_main, args=(child_end, os.getpid(), threads, warm), daemon=True,
                                 name="privbench-worker")
         self.proc.start()
         child_end.close()
@@ -102,6 +102,7 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
 
     ctx = mp.get_context("spawn")
     threads = worker_threads(threads)
+    warm = warm_scenarios(todo)  # each worker loads their bundled data before it forks its evaluator
     queue, idle, busy = deque(bundle_cases(todo)), [], []  # type: ignore[var-annotated]
     try:
         while queue or busy:
@@ -109,7 +110,7 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
                 claimed = [j for j in (claim(c) for c in queue.popleft()) if j is not None]
                 if not claimed:
                     continue
-                w = idle.pop() if idle else _Worker(ctx, threads)
+                w = idle.pop() if idle else _Worker(ctx, threads, warm)
                 w.jobs = claimed
                 for job in claimed:
                     job.start = math.inf  # the clock starts when the worker says "start"

@@ -34,7 +34,12 @@ class FiniteChannel(Mechanism):
         w = self.task.check_w(w)
         cdf = np.cumsum(self._channel, axis=1)
         u = rng.random(w.size)
-        z = (u[:, None] >= cdf[w]).sum(axis=1)
+        # z = #{k : u >= cdf[w, k]}, counted one column at a time: the same integers as comparing against
+        # the gathered (n, n_z) rows at once, 3-7 times faster for small alphabets (the G-test of the
+        # channel releases millions of labels)
+        z = np.zeros(w.size, dtype=np.int64)
+        for k in range(cdf.shape[1]):
+            z += u >= cdf[w, k]
         return np.minimum(z, self.task.n_z - 1).astype(np.int64)  # type: ignore[operator]
 
     def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
