@@ -38,8 +38,8 @@ def bundle_key(case: Case) -> str:
     return stable_hash(ident)
 
 
-#: cases per bundle at most: 30 sets of 3 budgets in one ppan-linear network cost 2.4x the CPU of 5 sets,
-#: 6 networks of 5 sets 6x (gaussian-vector, 600 steps: 8.7 s against 3.6 s per network of 5)
+#: cases per bundle at most: a sample-complexity study's 30 sets of 3 budgets in one ppan-linear network
+#: took 8.1 CPU-s, one network of 5 sets per size 14.5 (tests/benchmarks/test_bench_fit_many.py, 600 steps)
 MAX_BUNDLE = 32
 
 
