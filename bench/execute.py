@@ -41,8 +41,8 @@ def execute_case(case: Any, device: str = "auto", artifacts: str | os.PathLike |
 
 def execute_cases(cases: list[Any], device: str = "auto",
                   artifacts: list[str | os.PathLike | None] | None = None) -> list[list[Record]]:
-    """Run cases that differ only in their repetition (:func:`privbench.bench.bundles.bundle_cases`) with one
-    :meth:`~privbench.learners.Learner.fit_many` (one batched network where the learner can), then score
+    """Run cases that differ only in their repetition and ``n_train`` (:func:`privbench.bench.bundles.bundle_cases`)
+    with one :meth:`~privbench.learners.Learner.fit_many` (one batched network where the learner can), then score
     each case's mechanisms as :func:`execute_case` does; per case its Records (never raises).
 
     ``train_time_s`` is the shared fit's time divided among the cases and budgets.

@@ -318,12 +318,12 @@ class Learner(ABC):
         """:meth:`fit` of each (samples, seed) pair at ``budgets`` (a case's repetitions), one list per pair.
 
         A learner that declares :attr:`batches_fits` trains them together (one batched network for
-        all sets' members, each set's members seeded, fed and drawn as in its own ``fit``); the sets
-        must then have the same number of rows.  Otherwise one ``fit`` after the other.
+        the members of all sets of one :meth:`batch_group`, each set's members seeded, fed and drawn as
+        in its own ``fit``).  Otherwise one ``fit`` after the other.
         """
         if len(samples_list) != len(seeds):
             raise InputError(f"fit_many got {len(samples_list)} training sets and {len(seeds)} seeds (one each)")
-        alone = not self.batches_fits or len(samples_list) < 2 or len({len(s) for s in samples_list}) != 1
+        alone = not self.batches_fits or len(samples_list) < 2
         if alone or not isinstance(task, Task) or not self.supports(task):  # fit's own checks refuse a bad task
             return [self.fit(s, task, list(budgets), seed=sd, device=device) for s, sd in zip(samples_list, seeds)]
         checked = [task.check_samples(s) for s in samples_list]
@@ -332,17 +332,30 @@ class Learner(ABC):
                 raise InputError(f"seed={sd!r} must be a non-negative integer")
         from .nn.core import resolve_device
 
-        out = self._fit_many(checked, task, check_budgets(list(budgets)), [int(s) for s in seeds],
-                             resolve_device(device))
+        groups: dict[Any, list[int]] = {}
+        for r, s in enumerate(checked):
+            groups.setdefault(self.batch_group(task, len(s)), []).append(r)
+        out: list[list[Mechanism]] = [[] for _ in checked]
+        for members in groups.values():
+            fitted = self._fit_many([checked[r] for r in members], task, check_budgets(list(budgets)),
+                                    [int(seeds[r]) for r in members], resolve_device(device))
+            for r, mechs in zip(members, fitted):
+                out[r] = mechs
         for mechs in out:
             for m in mechs:
                 m.check_finite_state()
                 m.info.setdefault("learner", self.name)
         return out
 
+    def batch_group(self, task: Task, n_train: int) -> Any:
+        """Training sets whose groups are equal may share one batched network in :meth:`fit_many` (for
+        learners declaring :attr:`batches_fits`); by default those of the same size."""
+        return n_train
+
     def _fit_many(self, samples_list: list[Samples], task: Task, budgets: np.ndarray, seeds: list[int],
                   device: Any) -> list[list[Mechanism]]:
-        """Train several checked training sets at once (only for learners declaring :attr:`batches_fits`)."""
+        """Train several checked training sets at once (only for learners declaring :attr:`batches_fits`):
+        sets of one :meth:`batch_group`."""
         return [self._fit(s, task, budgets, sd, device) for s, sd in zip(samples_list, seeds)]
 
     @abstractmethod

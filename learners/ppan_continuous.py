@@ -225,6 +225,11 @@ class _PPANContinuous(Learner):
     # ------------------------------------------------------------------
     batches_fits = True
 
+    def batch_group(self, task: Task, n_train: int) -> Any:
+        """Sets of any size share a network when their hyper-parameters agree (``batch_size`` and, with
+        ``epochs``, ``steps`` depend on the size): each member draws its own set's minibatches."""
+        return repr(sorted(self.resolved(task, n_train).items()))
+
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
         return self._fit_many([samples], task, budgets, [seed], device)[0]
 

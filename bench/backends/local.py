@@ -2,8 +2,8 @@
 safe with CUDA and on every platform).  A worker tells the parent when it starts a case; a case past
 ``timeout`` seconds has its worker killed (SIGKILL) and is recorded ``timeout``; a worker that dies is
 recorded ``failed`` and replaced.  Cases of a learner that batches fits go to a worker as one bundle
-(:mod:`privbench.bench.bundles`: a case's repetitions, one batched fit), with a timeout of ``timeout``
-seconds per case of the bundle.  Workers ignore SIGINT (the parent handles Ctrl-C) and exit by
+(:mod:`privbench.bench.bundles`: a case's repetitions and training-set sizes, one batched fit), with a
+timeout of ``timeout`` seconds per case of the bundle.  Workers ignore SIGINT (the parent handles Ctrl-C) and exit by
 themselves when the parent dies (``kill -9``).  Only the calling process writes results (``finish``).
 
 Why not a library pool (issue 13, looked at): ``loky`` has no per-task timeout that kills the worker

@@ -4,7 +4,7 @@ A release network (:mod:`.release`) and an adversary (:mod:`.adversary`) play PP
 minimax game (3) on minibatches of the training data; see
 :mod:`privbench.learners.ppan_continuous` for the schedules and the distortion terms.
 :func:`train_sweep` trains every budget of a call as one batched model (of several training sets
-at once when given a :class:`~.bundle.Bundle`: a case's repetitions),
+at once when given a :class:`~.bundle.Bundle`: a case's repetitions and training-set sizes),
 :func:`final_adversary` scores the final adversary and :func:`diagnose` checks each
 member for collapse against the Gaussian-noise baseline.
 """
@@ -26,6 +26,9 @@ from .core import ADVERSARY_CHECK_N, check_loss, cosine_lr, generator, to_tensor
 from .leakage import gaussian_mi, noise_baseline_mi
 from .release import SweepRelease, build_release
 from .sweep import init_members
+
+#: training rows per set on which :func:`diagnose` checks each member for collapse
+DIAGNOSE_N = 20000
 
 
 class TrainingData:
@@ -172,9 +175,9 @@ def train_sweep(data: TrainingData | Bundle, cfg: dict[str, Any], hp: dict[str, 
     delta = to_tensor(np.asarray(budgets, float), device)
     nu = torch.zeros(k, device=device)
     rho, lam, eta = float(hp["penalty"]), float(hp["penalty"]), float(hp["dual_lr"])
-    n, bs, steps = data.n, int(hp["batch_size"]), int(hp["steps"])
-    per_epoch = max(n // bs, 1)
-    perm = gen.randperm(n, device)
+    bs, steps = int(hp["batch_size"]), int(hp["steps"])
+    per_epoch = [max(n // bs, 1) for n in data.ns]  # each set's epochs: its own permutations, as alone
+    perms = [gen.randperm(r, n, device) for r, n in enumerate(data.ns)]
     average = _IterateAverage(game.mech_params, steps, hp["average_fraction"])
     priv = torch.zeros(k, device=device)
     gauss_w = float(hp.get("gaussian_term", 0.0)) if not data.discrete and cfg["family"] != "gmm" else 0.0
@@ -183,10 +186,13 @@ def train_sweep(data: TrainingData | Bundle, cfg: dict[str, Any], hp: dict[str, 
     for step in range(steps):
         if hp["cosine"]:
             cosine_lr(((game.opt_m, hp["lr"]), (game.opt_a, hp["adversary_lr"])), step, steps)
-        j = step % per_epoch
-        if j == 0 and step > 0:
-            perm = gen.randperm(n, device)
-        w, u, s = data.rows(perm[:, j * bs:(j + 1) * bs])
+        batch = []
+        for r, n_r in enumerate(data.ns):
+            j = step % per_epoch[r]
+            if j == 0 and step > 0:
+                perms[r] = gen.randperm(r, n_r, device)
+            batch.append(perms[r][j * bs:(j + 1) * bs])
+        w, u, s = data.rows(torch.stack(batch))
         game.adversary_steps(w, s, gen, step)
         z, pi = game.mech(w, gen)
         priv = game.privacy(z, pi, s, update=game.simultaneous)
@@ -242,28 +248,36 @@ def final_adversary(mech: SweepRelease, adv: torch.nn.Module, whiten: Whitener |
     """
     k = mech.k
     data = as_bundle(data, k)
-    m_chk = min(data.n, ADVERSARY_CHECK_N)
-    w, _, s = data.head(m_chk)
-    z, pi = mech(w, Streams.of(gen, k))
+    sizes = data.member_values(data.head_sizes(ADVERSARY_CHECK_N))  # rows per member (its own set's)
+    w, _, s = data.head(ADVERSARY_CHECK_N)
+    z, pi = mech(w, Streams.of(gen, k).with_rows(data.head_sizes(ADVERSARY_CHECK_N)))
     m = z.shape[2]
     flat = z.reshape(k, -1, z.shape[-1])
     x = (flat - data.u_mean) / data.u_std if whiten is None or whiten.W is None else whiten(flat)
     out = adv(x)
     lq = log_q(out, s.repeat_interleave(m, dim=1) if m > 1 else s, data.discrete, data.n_mix).reshape(k, -1, m)
     weights = torch.ones_like(lq) if pi is None else pi
-    mean_lq = (weights * lq).sum(-1).mean(1).double().cpu().numpy()
+    mean_lq = per_member_mean((weights * lq).sum(-1), sizes)
     h_s = data.member_values([training_entropy(d) for d in data.datas])
     if data.discrete:
         hit = (out.argmax(-1).reshape(k, -1, m) == s[..., None]).to(weights.dtype)
-        acc = (weights * hit).sum(-1).mean(1).double().cpu().numpy()
+        acc = per_member_mean((weights * hit).sum(-1), sizes)
         how = "plug-in entropy of the training labels"
     else:
         mean_lq = mean_lq - 0.5 * data.datas[0].s.shape[1] * math.log(2 * math.pi)
         acc = None
         how = "Gaussian entropy of the standardised training S (log Q in the same units)"
-    note = f"final adversary vs the final release of the first {m_chk} training rows; H(S): {how}"
+    note = "final adversary vs the final release of the first {} training rows; H(S): " + how
     return [{"mi": float(h_s[i] + mean_lq[i]), "accuracy": None if acc is None else float(acc[i]),
-             "h_s": h_s[i], "mean_log_q": float(mean_lq[i]), "n": m_chk, "note": note} for i in range(k)]
+             "h_s": h_s[i], "mean_log_q": float(mean_lq[i]), "n": sizes[i], "note": note.format(sizes[i])}
+            for i in range(k)]
+
+
+def per_member_mean(x: torch.Tensor, sizes: list[int]) -> np.ndarray:
+    """Mean of each member's first ``sizes[i]`` entries of ``x`` (k, M) (the rest is padding), float64."""
+    if len(set(sizes)) == 1:
+        return x[:, :sizes[0]].mean(1).double().cpu().numpy()
+    return np.array([float(x[i, :m].mean()) for i, m in enumerate(sizes)])
 
 
 def training_entropy(data: TrainingData) -> float:
@@ -280,22 +294,22 @@ def training_entropy(data: TrainingData) -> float:
 @torch.no_grad()
 def diagnose(mech: SweepRelease, data: TrainingData | Bundle, gen: torch.Generator | Streams,
              collapse_tol: float) -> list[dict[str, Any]]:
-    """Per member, on (up to 20000) training rows of its own set: distortion, noise variance
+    """Per member, on (up to ``DIAGNOSE_N``) training rows of its own set: distortion, noise variance
     E Var(Z|W) (two releases), Gaussian-approx leakage vs the noise baseline at that distortion."""
     k = mech.k
     data = as_bundle(data, k)
-    gen = Streams.of(gen, k)
-    n_chk = min(data.n, 20000)
-    w, _, _ = data.head(n_chk)
+    gen = Streams.of(gen, k).with_rows(data.head_sizes(DIAGNOSE_N))
+    w, _, _ = data.head(DIAGNOSE_N)
     z1 = mech.sample(w, gen).double().cpu().numpy()
     z2 = mech.sample(w, gen).double().cpu().numpy()
-    us, ss = data.numpy_rows("u_np", n_chk), data.numpy_rows("s_np", n_chk)
+    us, ss = data.numpy_rows("u_np", DIAGNOSE_N), data.numpy_rows("s_np", DIAGNOSE_N)
     out = []
     for i in range(k):
         u, s = us[i], ss[i]
-        dist = float(np.mean(np.sum((z1[i] - u) ** 2, axis=1)))
-        cond_var = float(np.mean(np.sum((z1[i] - z2[i]) ** 2, axis=1)) / 2)
-        leak, base = gaussian_mi(s, z1[i]), noise_baseline_mi(s, u, dist)
+        z1_i, z2_i = z1[i][:len(u)], z2[i][:len(u)]  # the member's own set's rows (the rest is padding)
+        dist = float(np.mean(np.sum((z1_i - u) ** 2, axis=1)))
+        cond_var = float(np.mean(np.sum((z1_i - z2_i) ** 2, axis=1)) / 2)
+        leak, base = gaussian_mi(s, z1_i), noise_baseline_mi(s, u, dist)
         out.append({"train_distortion": dist, "noise_variance": cond_var,
                     "noise_ratio": cond_var / max(dist, 1e-12), "leak_gauss_train": leak,
                     "baseline_gauss_train": base, "excess": leak - base, "collapsed": bool(leak - base > collapse_tol)})

@@ -1,4 +1,4 @@
-"""Bundles: a case's repetitions handed to one worker and trained with one fit_many.
+"""Bundles: a case's repetitions and training-set sizes handed to one worker and trained with one fit_many.
 
 The rows of a bundled run are checked against each case run alone (execute_case: one fit per
 case), and a bundle whose worker dies records every one of its cases as failed.
@@ -19,13 +19,13 @@ from privbench.bench.suites import make_case
 LINEAR = {"steps": 30, "batch_size": 64, "max_restarts": 0}
 
 
-def _case(learner="ppan-linear", lp=None, rep=0, budgets=(0.1, 0.4)):
+def _case(learner="ppan-linear", lp=None, rep=0, budgets=(0.1, 0.4), n_train=500):
     return make_case("t", "e", "gaussian-scalar", {"rho": 0.8}, "full", "mi", None, learner,
-                     LINEAR if lp is None else lp, list(budgets), rep=rep, n_train=500, n_eval=1000)
+                     LINEAR if lp is None else lp, list(budgets), rep=rep, n_train=n_train, n_eval=1000)
 
 
-def test_bundles_are_the_repetitions_of_a_batching_learner():
-    reps = [_case(rep=r) for r in range(3)]
+def test_bundles_are_the_repetitions_and_sizes_of_a_batching_learner():
+    reps = [_case(rep=0), _case(rep=1, n_train=2000), _case(rep=2)]
     other = [_case("gaussian-noise", {}, rep=r) for r in range(2)]
     fewer = _case(rep=3, budgets=(0.1,))  # budgets left to run differ: not the same bundle
     got = bundle_cases([reps[0], other[0], reps[1], fewer, other[1], reps[2]])
@@ -34,7 +34,7 @@ def test_bundles_are_the_repetitions_of_a_batching_learner():
 
 
 def test_a_bundled_run_gives_each_case_the_rows_of_its_own_run(tmp_path):
-    cases = [_case(rep=r) for r in range(3)]
+    cases = [_case(rep=0), _case(rep=1), _case(rep=0, n_train=800)]  # two sizes: one bundle, one network
     summary = run_cases(cases, tmp_path / "out", jobs=1, device="cpu", progress="none")
     assert summary.counts["ok"] == 6
     stored = read_records(tmp_path / "out").set_index("case_id")

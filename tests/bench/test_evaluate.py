@@ -16,6 +16,7 @@ import pytest
 from scipy import integrate, stats
 
 from privbench.bench.evaluators import Evaluation, evaluate, gaussian_approx_mi, headline, ksg_mi
+from privbench.bench.evaluators.ksg import ball_counts
 from privbench.datasets import (Binary, BinaryGMM, GaussianScalar, GaussianSource, GaussianVector, InputError,
                                 SymmetricPair, task_for)
 from privbench.learners.base import Mechanism
@@ -209,6 +210,16 @@ def test_gaussian_approx_is_a_lower_bound_for_gaussian_s_only():
     rng = np.random.default_rng(0)
     s = rng.integers(0, 2, 5000).astype(float)[:, None]
     assert gaussian_approx_mi(s, s + 1e-3 * rng.standard_normal(s.shape)).value > math.log(2) + 1
+
+
+def test_ksg_ball_counts_are_brute_force_max_norm_counts():
+    """The marginal counts KSG uses, against a direct count, with radii that sit exactly on distances."""
+    rng = np.random.default_rng(7)
+    grid = rng.integers(0, 4, size=(300, 3)).astype(float)  # many exact ties at integer radii
+    cont = rng.standard_normal((400, 5))
+    for a, r in ((grid, rng.integers(0, 3, 300).astype(float)), (cont, rng.uniform(0.1, 1.5, 400))):
+        want = (np.abs(a[:, None, :] - a[None, :, :]).max(-1) <= r[:, None]).sum(1)
+        np.testing.assert_array_equal(ball_counts(a, r), want)
 
 
 def test_ksg_on_independent_pair():

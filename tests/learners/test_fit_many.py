@@ -67,3 +67,32 @@ def test_a_learner_without_batching_fits_one_set_after_the_other():
     for r in range(2):
         alone = learner.fit(sets[r], task, [0.2], seed=1 + r)
         close(many[r][0]._state()[1], alone[0]._state()[1])
+
+
+@pytest.mark.parametrize("name,scenario,params,observation", CASES)
+def test_sets_of_different_sizes_share_a_network_and_each_gets_its_own_fit(name, scenario, params, observation):
+    sc = make_scenario(scenario, params)
+    task = task_for(sc, observation, "mi", None)
+    sizes = [130, 500, 500, 70]  # epochs of 2, 7, 7 and 1 minibatches of 64; diagnosed on 130, 500, 500, 70 rows
+    sets = [sc.sample(n, np.random.default_rng(r)) for r, n in enumerate(sizes)]
+    learner = make_learner(name, max_restarts=1, collapse_tol=0.0, **PARAMS)
+    many = learner.fit_many(sets, task, [0.1, 0.4], [21, 22, 23, 24], device="cpu")
+    for r, mechs in enumerate(many):
+        alone = learner.fit(sets[r], task, [0.1, 0.4], seed=21 + r, device="cpu")
+        for got, want in zip(mechs, alone):
+            close(got._state()[1], want._state()[1])
+            for key in ("train_distortion", "excess", "noise_variance", "multiplier", "restarts", "member_seed"):
+                np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
+            assert got.info["training_adversary"]["n"] == want.info["training_adversary"]["n"] == sizes[r]
+            np.testing.assert_allclose(got.info["training_adversary"]["mi"], want.info["training_adversary"]["mi"],
+                                       rtol=1e-4, atol=1e-5)
+
+
+def test_a_batching_learner_groups_sets_by_their_hyper_parameters():
+    sc = make_scenario("gaussian-scalar", {"rho": 0.5})
+    task = task_for(sc, "full", "mi", None)
+    learner = make_learner("ppan-linear", steps=5, batch_size=64)
+    assert learner.batch_group(task, 100) == learner.batch_group(task, 5000)  # batch 64 either way
+    assert learner.batch_group(task, 40) != learner.batch_group(task, 100)  # batch 40: a network of its own
+    by_epochs = make_learner("ppan-linear", epochs=2, batch_size=64)
+    assert by_epochs.batch_group(task, 100) != by_epochs.batch_group(task, 5000)  # steps follow the size
