@@ -146,3 +146,31 @@ def test_a_plug_in_module_registering_a_built_in_type_is_refused_in_one_line(tmp
     from privbench.learners.base import MECHANISM_TYPES
 
     assert MECHANISM_TYPES["linear-gaussian"].__module__ == "privbench.learners.mechanisms.linear_gaussian"
+
+
+class Described(FiniteChannel):
+    """A plug-in mechanism with parameters and info of every plain kind."""
+
+    def params(self):
+        return {"scale": np.float32(0.25), "weights": np.arange(6, dtype=np.float64).reshape(2, 3) / 7, "tag": "w"}
+
+
+def test_the_evaluator_sees_a_third_party_mechanism_as_the_plain_data_the_server_reports():
+    import json
+
+    from privbench.bench.remote_release import RemoteMechanism
+    from privbench.datasets import task_for
+    from privbench.learners.serve import describe
+
+    task = task_for(SymmetricPair(3, 0.2), "useful", "mi")
+    ch = np.array([[0.5, 0.5, 0.0], [0.1, 0.2, 0.7], [1 / 3, 1 / 3, 1 / 3]])
+    mech = Described(task, 0.2, ch, {"steps": np.int64(7), "loss": np.array([0.5, 0.25])})
+    header, channel = describe(mech)
+    header = json.loads(json.dumps(header))  # what crosses the pipe: a JSON line and the channel's bytes
+    proxy = RemoteMechanism("pb-described", header, channel, release=None)  # type: ignore[arg-type]
+    assert proxy.type_name == "pb-described" and proxy.task == task and proxy.budget == 0.2
+    assert np.array_equal(proxy.channel(), ch) and proxy.channel().dtype == np.float64
+    p = proxy.params()
+    assert p["scale"] == 0.25 and p["tag"] == "w"
+    assert np.array_equal(p["weights"], np.arange(6).reshape(2, 3) / 7) and p["weights"].dtype == np.float64
+    assert proxy.info == {"steps": 7, "loss": [0.5, 0.25]}
