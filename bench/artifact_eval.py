@@ -1,8 +1,11 @@
 """The evaluator process: ``python -m privbench.bench.artifact_eval`` (see :mod:`privbench.bench.artifacts`).
 
-Reads requests ``(case, files, errors, modules)`` as pickles on stdin; for each
-budget it loads the saved mechanism with
-:func:`~privbench.learners.load_mechanism` and scores it with
+Reads requests ``(case, files, errors, modules, budget_kind)`` as pickles on stdin; for each
+budget it loads the saved mechanism (a built-in type with
+:func:`~privbench.learners.load_builtin_mechanism`; a third-party type only in the release server, which
+describes it here as plain data: :class:`~privbench.bench.remote_release.RemoteMechanism`, so that no
+plug-in module is ever imported in this long-lived process, where it could patch the evaluators for its own
+case and later ones) and scores it with
 :func:`~privbench.bench.execute.score_budget`, every release made by a release
 server (:mod:`privbench.learners.serve`, a process with no bench code, from its
 own copy of the file; a case whose mechanisms come from other third-party modules than the server has
@@ -21,15 +24,13 @@ import time
 from typing import Any
 
 
-def import_modules(case: Any, modules: list[tuple[str, str | None]]) -> None:
-    """Import what registers the case's mechanism types: a ``module:Class`` learner's module, then each
-    ``(name, file)`` of ``modules`` (:func:`privbench.learners.serve.import_modules`)."""
-    from privbench.learners.serve import import_modules as import_named
-
+def plug_in_modules(case: Any, modules: list[tuple[str, str | None]]) -> list[tuple[str, str | None]]:
+    """What the release server imports for ``case`` (never this process): a ``module:Class`` learner's
+    module, then each ``(name, file)`` of ``modules`` (the mechanisms' defining modules)."""
     names: list[tuple[str, str | None]] = list(modules)
     if ":" in str(case.learner):
         names.insert(0, (str(case.learner).split(":", 1)[0], None))
-    import_named(list(dict.fromkeys(names)))
+    return list(dict.fromkeys(names))
 
 
 def third_party_modules(modules: list[tuple[str, str | None]]) -> tuple[str, ...]:
@@ -39,21 +40,24 @@ def third_party_modules(modules: list[tuple[str, str | None]]) -> tuple[str, ...
 
 
 def score_saved(case: Any, files: list[str | None], errors: list[str | None], modules: list[tuple[str, str | None]],
-                server: Any = None) -> list[tuple[dict[str, Any], float]]:
+                budget_kind: str | None, server: Any) -> list[tuple[dict[str, Any], float]]:
     """Per budget of ``case``: the scored Record fields of its saved mechanism, and the seconds taken.
 
-    With a :class:`~privbench.bench.remote_release.ReleaseServer`, every release is made there, from the
-    server's own copy of the file; here the loaded mechanism only describes itself.
+    Every release is made by ``server`` (a :class:`~privbench.bench.remote_release.ReleaseServer`), from its
+    own copy of the file.  No plug-in code runs here: a mechanism of a built-in type is loaded here and only
+    describes itself; one of a third-party type is a
+    :class:`~privbench.bench.remote_release.RemoteMechanism`, its description plain data from the server.
+    ``budget_kind`` is the case's learner's declaration, read where it trained (None: read here, built-ins only).
     """
     from privbench.datasets.scenarios import make_scenario
-    from privbench.learners import load_mechanism
+    from privbench.learners import load_builtin_mechanism
 
     from .evaluators import evaluate, headline
     from .execute import score_budget
     from .records import error_text
     from .scores import score
 
-    import_modules(case, modules)
+    plug_ins = plug_in_modules(case, modules)
     sc = make_scenario(case.scenario, case.params)
     out = []
     for budget, path, err in zip(case.budgets, files, errors):
@@ -62,17 +66,19 @@ def score_saved(case: Any, files: list[str | None], errors: list[str | None], mo
             out.append(({"status": "failed", "error": err}, 0.0))
             continue
         try:
-            mech = load_mechanism(path)
-            if server is not None:
-                server.attach(mech, path, path, modules)
+            mech = load_builtin_mechanism(path)
+            if mech is None:
+                mech = server.remote(path, path, plug_ins)
+            else:
+                server.attach(mech, path, path, plug_ins)
         except Exception as exc:  # noqa: BLE001
             out.append(({"status": "failed", "error": "load: " + error_text(exc)}, time.perf_counter() - t0))
             continue
         try:
-            fields = score_budget(case, sc, mech, budget, evaluate, headline, score)
+            fields = score_budget(case, sc, mech, budget, evaluate, headline, score, budget_kind)
         except Exception as exc:  # noqa: BLE001 - recorded, the case goes on
             fields = {"status": "failed", "error": "evaluate: " + error_text(exc)}
-        if server is not None and server.alive():
+        if server.alive():
             server.drop(path)
         out.append((fields, time.perf_counter() - t0))
     return out
@@ -85,9 +91,9 @@ def import_evaluation(threads: int | None) -> None:
 
     if threads:
         torch.set_num_threads(threads)
-    from privbench.learners import available
+    from privbench.learners.registry import load_builtins
 
-    available()
+    load_builtins()  # never the entry-point plug-ins: no third-party code in an evaluator (nor in its fork)
     import privbench.theory.optimum  # noqa: F401
 
     from . import evaluators, scores  # noqa: F401
@@ -129,7 +135,7 @@ def main(inbox: Any = None, replies: Any = None) -> None:  # pragma: no cover - 
     pickle.dump("ready", replies)  # the imports are done: a case's clock may start
     replies.flush()
     for msg in requests(inbox):
-        third_party = third_party_modules(msg[3])
+        third_party = third_party_modules(plug_in_modules(msg[0], msg[3]))
         if not server.alive() or (server.third_party and server.third_party != third_party):
             # a release killed it, or it has imported another author's modules (which may have loaded the
             # bench into it, or patched what a release runs): a fresh one for this case

@@ -14,8 +14,8 @@ once per worker process and reused for its cases; a local or isolated worker for
 it before its first case, with its imports done and nothing trained
 (:mod:`privbench.bench.forked_child`), elsewhere it is a fresh interpreter.  It imports the modules that
 define the mechanisms' types (a plug-in's ``module:Class`` learner, or the
-mechanism class's module), so that third-party types registered with
-:func:`~privbench.learners.base.mechanism_type` load there too.  Requests and
+mechanism class's module) only in its release server (:mod:`privbench.learners.serve`), never itself: a
+third-party mechanism is described to it as plain data by that server.  Requests and
 replies are pickles over the child's stdin / a private copy of its stdout;
 anything printed by the evaluated code goes to stderr.
 """
@@ -184,7 +184,19 @@ def evaluate_saved(case: Any, saved: list[Path | str],
         status and error) and the seconds its evaluation took.
     """
     return POOL.get().request((case, [str(p) if isinstance(p, Path) else None for p in saved],
-                               [None if isinstance(p, Path) else p for p in saved], modules))
+                               [None if isinstance(p, Path) else p for p in saved], modules, case_budget_kind(case)))
+
+
+def case_budget_kind(case: Any) -> str:
+    """``Learner.budget_kind()`` of the case's learner with its parameters (``"distortion"`` if it cannot
+    be built: a declaration, so a missing one means the common meaning).  Read in the process that trains
+    (the evaluator process builds no learner: that would import a plug-in's module there)."""
+    from privbench.learners import make_learner
+
+    try:
+        return str(make_learner(case.learner, **case.learner_params).budget_kind())
+    except Exception:  # noqa: BLE001 - the fit already refused or recorded a bad learner
+        return "distortion"
 
 
 def temporary_directory() -> tempfile.TemporaryDirectory:

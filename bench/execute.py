@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .artifacts import defining_modules, evaluate_saved, save_mechanisms, temporary_directory
+from .artifacts import case_budget_kind, defining_modules, evaluate_saved, save_mechanisms, temporary_directory
 from .records import Record, error_text, failure_rows, headline_fields, json_default, no_bound_fields, now
 
 
@@ -108,7 +108,7 @@ def score_case(case: Any, mechs: list[Any], artifacts: str | os.PathLike | None,
 
 
 def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callable, headline: Callable,
-                 score: Callable) -> dict[str, Any]:
+                 score: Callable, budget_kind: str | None = None) -> dict[str, Any]:
     """Evaluate ``mech`` on ``sc`` and score it at ``budget``: the measured and scored Record fields.
 
     Parameters
@@ -122,6 +122,8 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     evaluate, headline, score : callable
         :func:`privbench.bench.evaluators.evaluate`, :func:`~privbench.bench.evaluators.headline`,
         :func:`privbench.bench.scores.score` (passed in so a worker imports them once).
+    budget_kind : str, optional
+        The case's ``Learner.budget_kind()`` (None: :func:`~privbench.bench.artifacts.case_budget_kind`).
 
     Returns
     -------
@@ -137,6 +139,7 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     from .guarantee import guarantee_fields
 
     dist_name = getattr(case, "distortion", None)
+    kind = case_budget_kind(case) if budget_kind is None else budget_kind
     evals = evaluate(mech, sc, case.observation, case.privacy, n_eval=case.n_eval, seed=case.eval_seed,
                      evaluators=case.evaluators, cross_check=False, distortion=dist_name)
     out = headline_fields(evals, case.privacy)
@@ -148,7 +151,7 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     if not sc.has_optimum:  # labelled data: a learned point with no optimum to score
         # a learner whose budget is no distortion budget (Learner.budget_kind, read from the case's learner
         # and parameters, not from the mechanism: e.g. the chi-square sanitizer's eta) cannot overshoot it
-        over = max(0.0, float(dist.value) - float(budget)) if case_budget_kind(case) == "distortion" else 0.0
+        over = max(0.0, float(dist.value) - float(budget)) if kind == "distortion" else 0.0
         return {**out, **no_bound_fields(over)}
     opt = budget_optimum(sc, budget, case.privacy, case.observation, case.family, dist_name)
 
@@ -164,7 +167,7 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     s = score(leak, dist, budget, optimum_at, opt.bound_kind,
               lower_at=lower_at if opt.bound_kind == "certified" else None)
     at_budget, over = float(opt.value), float(s["overshoot"])
-    if case_budget_kind(case) != "distortion":  # e.g. a latent KL: no distortion allowed, none overshot;
+    if kind != "distortion":  # e.g. a latent KL: no distortion allowed, none overshot;
         at_budget, over = float(s["optimum_at_distortion"]), 0.0  # scored at the distortion reached
     out.update(optimum_at_budget=at_budget, bound_kind=opt.bound_kind,
                optimum_at_distortion=float(s["optimum_at_distortion"]), gap=float(s["gap"]),
@@ -177,14 +180,3 @@ def score_budget(case: Any, sc: Any, mech: Any, budget: float, evaluate: Callabl
     if reason is not None:  # scored from the releases only; the mechanism's description failed its test
         out.update(status="inconsistent", error=reason)
     return out
-
-
-def case_budget_kind(case: Any) -> str:
-    """``Learner.budget_kind()`` of the case's learner with its parameters (``"distortion"`` if it cannot
-    be built here: a declaration, so a missing one means the common meaning)."""
-    from privbench.learners import make_learner
-
-    try:
-        return str(make_learner(case.learner, **case.learner_params).budget_kind())
-    except Exception:  # noqa: BLE001 - the fit already refused or recorded a bad learner
-        return "distortion"

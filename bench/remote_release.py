@@ -34,6 +34,59 @@ def read_array(stream: Any, header: dict[str, Any]) -> np.ndarray:
     return np.frombuffer(data, dtype=dtype).reshape(header["shape"]).copy()
 
 
+def unplain(x: Any) -> Any:
+    """JSON decoding hook: the arrays :func:`privbench.learners.serve.plain` tagged, as numpy arrays."""
+    if isinstance(x, dict) and set(x) == {"ndarray", "dtype"}:
+        dtype = np.dtype(x["dtype"])
+        if dtype.hasobject:
+            raise ValueError("object arrays are refused")
+        return np.asarray(x["ndarray"], dtype=dtype)
+    return x
+
+
+def type_of(path: str) -> str:
+    """The mechanism type a saved file declares (what the evaluator dispatches on, never what the object says)."""
+    from privbench.learners import saved_type
+
+    return saved_type(path)
+
+
+class RemoteMechanism:
+    """A third-party mechanism as the evaluator sees it: plain data from the release server, releases made there.
+
+    The evaluator process never imports a plug-in's module (which could patch the evaluators, for its own case
+    and, the process being long-lived, for later ones); this proxy holds what the server reported when it loaded
+    the file: the task, budget, ``info``, ``params()`` and ``channel()``; ``type_name`` is the type the file
+    declares.  ``release`` is a call to the server.
+    """
+
+    def __init__(self, type_name: str, header: dict[str, Any], channel: np.ndarray | None,
+                 release: Callable[[Any, np.random.Generator], np.ndarray]) -> None:
+        from privbench.datasets.tasks import Task
+
+        self.type_name = type_name
+        self.task = Task.from_dict(header["task"])
+        self.budget = float(header["budget"])
+        self.info = header.get("info") or {}
+        self.release = release
+        self.described = header
+        self.claimed_channel = channel
+
+    def channel(self) -> np.ndarray | None:
+        if "channel_error" in self.described:
+            raise RuntimeError(self.described["channel_error"])
+        return None if self.claimed_channel is None else self.claimed_channel.copy()
+
+    def params(self) -> dict[str, Any] | None:
+        if "params_error" in self.described:
+            raise RuntimeError(self.described["params_error"])
+        p = self.described.get("params")
+        return None if p is None else json.loads(json.dumps(p), object_hook=unplain)
+
+    def __repr__(self) -> str:
+        return f"RemoteMechanism(type={self.type_name!r}, budget={self.budget:g}, task={self.task.kind})"
+
+
 class ReleaseServer:
     """One ``privbench.learners.serve`` child."""
 
@@ -80,6 +133,12 @@ class ReleaseServer:
         """Load ``path`` in the server and route ``mech.release`` there."""
         self.call(("load", key, path, modules))
         mech.release = self.releaser(key)
+
+    def remote(self, key: str, path: str, modules: list[tuple[str, str | None]]) -> "RemoteMechanism":
+        """Load ``path`` in the server and a :class:`RemoteMechanism` for it: nothing of its module here."""
+        self.call(("load", key, path, modules))
+        header, channel = self.call(("describe", key))
+        return RemoteMechanism(type_of(path), header, channel, self.releaser(key))
 
     def releaser(self, key: str) -> Callable[[Any, np.random.Generator], np.ndarray]:
         def release(w: Any, rng: np.random.Generator) -> np.ndarray:

@@ -16,10 +16,11 @@ seeded generators, sweep-batched layers, networks, the adversarial games) in
 """
 
 from .base import Learner, Mechanism, TrainingError, mechanism_type
-from .registry import available, load_mechanism, make_learner, plugin_errors, register, resolve_learner
+from .registry import (available, load_builtin_mechanism, load_mechanism, make_learner, plugin_errors, register,
+                       resolve_learner, saved_type)
 from .serves import Serves
 
 __all__ = [
     "Learner", "Mechanism", "TrainingError", "load_mechanism", "mechanism_type",
-    "available", "make_learner", "plugin_errors", "register", "resolve_learner", "Serves",
+    "available", "load_builtin_mechanism", "saved_type", "make_learner", "plugin_errors", "register", "resolve_learner", "Serves",
 ]

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
-from privbench.datasets.errors import InputError
+from privbench.datasets.errors import InputError, check_name_free
 from privbench.datasets.files import make_default_mode
 from privbench.datasets.validate import check_budgets, check_choice  # noqa: F401 - re-exported for learners
 from privbench.datasets.samples import Samples
@@ -46,9 +46,14 @@ MECHANISM_TYPES: dict[str, type["Mechanism"]] = {}
 
 
 def mechanism_type(name: str):
-    """Class decorator: register a Mechanism subclass under ``name`` for :func:`load_mechanism`."""
+    """Class decorator: register a Mechanism subclass under ``name`` for :func:`load_mechanism`.
+
+    A name is registered once: a second class under a taken name (a plug-in named like a built-in type)
+    is refused with an :class:`InputError` naming both.
+    """
 
     def deco(cls: type[Mechanism]) -> type[Mechanism]:
+        check_name_free("mechanism type", name, MECHANISM_TYPES.get(name), cls)
         cls.type_name = name
         MECHANISM_TYPES[name] = cls
         return cls

@@ -31,7 +31,7 @@ from typing import Any
 
 from pathlib import Path
 
-from privbench.datasets.errors import InputError
+from privbench.datasets.errors import InputError, check_name_free
 from privbench.datasets.tasks import Task
 from privbench.datasets.validate import check_budget
 
@@ -53,10 +53,16 @@ def register(cls: type[Learner], name: str | None = None, replace: bool = False)
     key = name or cls.name
     if not key:
         raise InputError(f"{cls.__name__} has no name: set the class attribute `name`")
-    if key in _REGISTRY and _REGISTRY[key] is not cls and not replace:
-        raise InputError(f"a learner named {key!r} is already registered ({_REGISTRY[key].__module__})")
+    taken = _REGISTRY.get(key)
+    if not replace or (taken is not None and is_builtin(taken)):  # a built-in name is never replaced
+        check_name_free("learner", key, taken, cls)
     _REGISTRY[key] = cls
     return cls
+
+
+def is_builtin(cls: type) -> bool:
+    """Whether ``cls`` is privbench's own (defined in a ``privbench.`` module), not a plug-in's."""
+    return str(getattr(cls, "__module__", "")).startswith("privbench.")
 
 
 def builtin_modules() -> list[str]:
@@ -179,6 +185,33 @@ def load_mechanism(path: str | os.PathLike, plugins: bool = True) -> Mechanism:
     Only plain tensors, strings and numbers are unpickled
     (``torch.load(weights_only=True)``); anything else raises :class:`InputError`.
     """
+    path, blob = read_saved(path)
+    kind = blob.get("type")
+    if plugins:
+        _load_all()
+    elif kind not in MECHANISM_TYPES:  # a release server imports the defining modules itself, the rest on need
+        load_builtins()
+    return build_saved(path, blob)
+
+
+def saved_type(path: str | os.PathLike) -> str:
+    """The mechanism type a saved file declares (InputError for a file that is not a safe mechanism file)."""
+    return str(read_saved(path)[1].get("type"))
+
+
+def load_builtin_mechanism(path: str | os.PathLike) -> Mechanism | None:
+    """The saved mechanism if its type is a built-in one (privbench's own class), else None, importing
+    nothing but privbench: what the bench's evaluator loads itself (a third-party type is described to it
+    by the release server instead, :class:`privbench.bench.remote_release.RemoteMechanism`)."""
+    path, blob = read_saved(path)
+    if blob.get("type") not in MECHANISM_TYPES:
+        load_builtins()
+    cls = MECHANISM_TYPES.get(blob.get("type"))  # type: ignore[arg-type]
+    return build_saved(path, blob) if cls is not None and is_builtin(cls) else None
+
+
+def read_saved(path: str | os.PathLike) -> tuple[Path, dict[str, Any]]:
+    """``(path, blob)`` of a saved mechanism file, unpickling only plain tensors, strings and numbers."""
     import torch
 
     path = Path(path)
@@ -191,11 +224,12 @@ def load_mechanism(path: str | os.PathLike, plugins: bool = True) -> Mechanism:
                          "weights_only=True refused it: it is corrupt or holds pickled objects)") from None
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
         raise InputError(f"{str(path)!r} is not a privbench mechanism file (format {FORMAT} expected)")
+    return path, blob
+
+
+def build_saved(path: Path, blob: dict[str, Any]) -> Mechanism:
+    """The mechanism of a file read by :func:`read_saved`, by its registered type."""
     kind = blob.get("type")
-    if plugins:
-        _load_all()
-    elif kind not in MECHANISM_TYPES:  # a release server imports the defining modules itself, the rest on need
-        load_builtins()
     if kind not in MECHANISM_TYPES:
         raise InputError(f"{str(path)!r} holds mechanism type {kind!r} (known: {', '.join(sorted(MECHANISM_TYPES))})")
     try:

@@ -13,6 +13,8 @@ pickles from the bench (trusted direction):
 
 - ``(parent_pid, threads)`` first;
 - ``("load", key, path, modules)``: import ``modules`` (name, file), load ``path``;
+- ``("describe", key)``: the loaded mechanism's account of itself as plain data (:func:`describe`),
+  for an evaluator that never imports a third-party mechanism's module;
 - ``("release", key, w, rng_state)``: release for ``w`` with a generator in
   ``rng_state`` (numpy ``bit_generator.state``);
 - ``("drop", key)``; ``None`` to exit.
@@ -74,6 +76,9 @@ def handle(msg: tuple, mechs: dict[str, Any], out: BinaryIO) -> None:
             import_modules(msg[3])
             mechs[msg[1]] = load_mechanism(msg[2], plugins=False)
             reply(out, {"ok": True})
+        elif msg[0] == "describe":
+            header, channel = describe(mechs[msg[1]])
+            reply(out, {"ok": True, **header}, channel)
         elif msg[0] == "release":
             rng = generator(msg[3])
             z = np.asarray(mechs[msg[1]].release(msg[2], rng))
@@ -85,6 +90,46 @@ def handle(msg: tuple, mechs: dict[str, Any], out: BinaryIO) -> None:
         text = " ".join(str(exc).split()) or "(no message)"
         kind = "InputError" if isinstance(exc, InputError) else type(exc).__name__
         reply(out, {"ok": False, "type": kind, "error": text[:2000]})
+
+
+def plain(x: Any) -> Any:
+    """``json.dumps`` fallback: numpy scalars as numbers, arrays as ``{"ndarray": list, "dtype": str}``
+    (:func:`privbench.bench.remote_release.unplain` turns them back), anything else its ``str``."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray) and not x.dtype.hasobject:
+        return {"ndarray": x.tolist(), "dtype": x.dtype.str}
+    return str(x)
+
+
+def listed(x: Any) -> Any:
+    """``json.dumps`` fallback of ``info`` (as the bench stores it): numpy scalars and arrays as numbers and
+    lists, anything else its ``str``."""
+    if isinstance(x, (np.generic, np.ndarray)) and not x.dtype.hasobject:
+        return x.tolist()
+    return str(x)
+
+
+def describe(mech: Any) -> tuple[dict[str, Any], np.ndarray | None]:
+    """What an evaluator reads of a mechanism besides its releases, as plain data: its task (dict), budget,
+    ``info``, ``params()`` (JSON, arrays tagged by :func:`plain`) and ``channel()`` (the array sent after the
+    reply's line, or None).  A method that raises is described by its error text instead."""
+    header: dict[str, Any] = {"task": mech.task.to_dict(), "budget": float(mech.budget),
+                              "info": json.loads(json.dumps(getattr(mech, "info", None) or {}, default=listed))}
+    channel = None
+    for name in ("params", "channel"):
+        try:
+            value = getattr(mech, name)()
+            if name == "params":
+                header["params"] = None if value is None else json.loads(json.dumps(dict(value), default=plain))
+            elif value is not None:
+                channel = np.asarray(value)
+                if channel.dtype.hasobject:
+                    channel = None
+                    raise TypeError("channel() returned an object array")
+        except Exception as exc:  # noqa: BLE001 - the evaluator raises it where it asks
+            header[f"{name}_error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:500]}"
+    return header, channel
 
 
 def reply(out: BinaryIO, header: dict[str, Any], array: np.ndarray | None = None) -> None:

@@ -23,6 +23,8 @@ from typing import Any, Callable, ClassVar, TypeVar
 
 import numpy as np
 
+from privbench.datasets.errors import check_name_free
+
 from .base import Optimum
 
 Pair = tuple[str, "str | None"]
@@ -102,8 +104,7 @@ def register(*, name: str | None = None, kind: str | None = None,
         table, key = (BY_NAME, name) if name is not None else (BY_KIND, kind)
 
     def wrap(cls: P) -> P:
-        if key in table:
-            raise ValueError(f"a provider is already registered for {key!r}")
+        check_name_free("provider", str(key), table.get(key), cls)  # type: ignore[arg-type]
         table[key] = cls()  # type: ignore[index]
         return cls
 

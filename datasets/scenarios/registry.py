@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, check_name_free
 from .base import Scenario
 
 #: CLI name -> scenario class, in registration order (``privbench list scenarios`` shows this order).
@@ -13,8 +13,7 @@ SCENARIOS: dict[str, type[Scenario]] = {}
 
 def register_scenario(cls: type[Scenario]) -> type[Scenario]:
     """Class decorator: make ``cls`` buildable by its ``name`` (a name can be registered once)."""
-    if cls.name in SCENARIOS and SCENARIOS[cls.name] is not cls:
-        raise ValueError(f"scenario name {cls.name!r} is registered twice")
+    check_name_free("scenario", cls.name, SCENARIOS.get(cls.name), cls)  # a plug-in never takes a built-in name
     SCENARIOS[cls.name] = cls
     return cls
 

@@ -305,4 +305,4 @@ def test_a_plug_in_named_like_a_built_in_learner_does_not_replace_it(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     module, error = out.stdout.strip().splitlines()
     assert module == "privbench.learners.ppan_continuous"  # the built-in stays
-    assert "impostor_mod:Impostor" in error and "already registered (privbench.learners.ppan_continuous)" in error
+    assert "impostor_mod:Impostor" in error and "already registered (privbench.learners.ppan_continuous:" in error

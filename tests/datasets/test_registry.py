@@ -37,7 +37,7 @@ def test_a_name_cannot_be_registered_twice():
     class Clash(Scenario):
         name = "symmetric-pair"
 
-    with pytest.raises(ValueError, match="registered twice"):
+    with pytest.raises(InputError, match="already registered .*SymmetricPair.*Clash"):
         register_scenario(Clash)
     assert SCENARIOS["symmetric-pair"].__name__ == "SymmetricPair"
 
