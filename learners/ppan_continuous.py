@@ -53,6 +53,11 @@ more than the baseline by ``collapse_tol`` nats (e.g. a seed network whose noise
 died: a nearly noiseless release) is retrained from a new derived seed, up to
 ``max_restarts`` times; ``info["restarts"]`` counts retries, ``info["collapsed"]`` says
 whether the member kept (the least excess) still fails the check.
+
+Budget calibration (``calibrate=True``, :mod:`privbench.learners.calibration`): after training, a
+member whose release of the training rows (fresh noise) is above its budget is scaled about its
+mean and, if need be, blended with U down to ``budget - budget_margin`` standard errors, so that a
+short or unconverged schedule still meets its budget on fresh data; ``info["budget_calibration"]``.
 """
 
 from __future__ import annotations
