@@ -314,6 +314,11 @@ class _PPANContinuous(Learner):
         if not cal["applied"]:
             mech.info = info
             return mech
+        ta = info.get("training_adversary")
+        if isinstance(ta, dict):  # the learner's own claim describes the release it trained, not this one
+            info["training_adversary"] = {**ta, "calibrated": False,
+                                          "note": f"{ta.get('note', '')}; of the release before the budget "
+                                                  "calibration (info['budget_calibration'])"}
         P, Q, b = (np.asarray(cal[key]) for key in ("P", "Q", "b"))
         if linear:
             A, B, noise = mech.A, mech.B, mech.noise_cov  # type: ignore[attr-defined]

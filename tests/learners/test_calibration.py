@@ -103,6 +103,9 @@ def test_calibrated_mechanism_saves_loads_and_matches_the_uncalibrated_when_unde
         back = load_mechanism(path)
         np.testing.assert_array_equal(back.release(w, np.random.default_rng(6)), m.release(w, np.random.default_rng(6)))
     assert over.info["budget_calibration"]["applied"]
+    # the training adversary's claim is labelled as describing the release before the calibration
+    assert over.info["training_adversary"]["calibrated"] is False
+    assert "before the budget calibration" in over.info["training_adversary"]["note"]
 
 
 def test_bad_calibration_hyper_parameters_are_refused():
