@@ -53,6 +53,11 @@ more than the baseline by ``collapse_tol`` nats (e.g. a seed network whose noise
 died: a nearly noiseless release) is retrained from a new derived seed, up to
 ``max_restarts`` times; ``info["restarts"]`` counts retries, ``info["collapsed"]`` says
 whether the member kept (the least excess) still fails the check.
+
+Budget calibration (``calibrate=True``, :mod:`privbench.learners.calibration`): after training, a
+member whose release of the training rows (fresh noise) is above its budget is scaled about its
+mean and, if need be, blended with U down to ``budget - budget_margin`` standard errors, so that a
+short or unconverged schedule still meets its budget on fresh data; ``info["budget_calibration"]``.
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice
+from .calibration import budget_calibration
 from .mechanisms import LinearGaussian
 from .nn.bundle import Bundle, Streams
 from .nn.continuous_game import TrainingData, diagnose, train_sweep
@@ -99,6 +105,8 @@ _OVERRIDES = ("steps", "epochs", "batch_size", "adversary_steps", "lr", "adversa
               "adversary_hidden", "constraint", "penalty", "dual_lr", "average_fraction", "init", "whiten",
               "adversary_components", "n_noise", "affine", "seed_noise", "gaussian_term")
 SEED_NOISES = ("uniform", "gaussian")
+#: training rows released (twice) to measure and calibrate the distortion after training
+CALIBRATION_ROWS = 20000
 
 
 class _PPANContinuous(Learner):
@@ -127,7 +135,8 @@ class _PPANContinuous(Learner):
                  adversary_components: int | None = None, n_noise: int | None = None, affine: bool | None = None,
                  seed_noise: str | None = None, gaussian_term: float | None = None, n_components: int = 3,
                  activation: str = "relu",
-                 threads: int | None = 1, max_restarts: int = 2, collapse_tol: float = 0.02) -> None:
+                 threads: int | None = 1, max_restarts: int = 2, collapse_tol: float = 0.02,
+                 calibrate: bool = True, budget_margin: float = 1.0) -> None:
         self.schedule = schedule
         self.steps = steps
         self.epochs = epochs
@@ -153,6 +162,8 @@ class _PPANContinuous(Learner):
         self.threads = threads
         self.max_restarts = max_restarts
         self.collapse_tol = collapse_tol
+        self.calibrate = calibrate
+        self.budget_margin = budget_margin
 
     # ------------------------------------------------------------------
     def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
@@ -194,6 +205,9 @@ class _PPANContinuous(Learner):
         _check_number("gaussian_term", hp["gaussian_term"], lo=0.0, hi=1.0)
         _check_number("average_fraction", hp["average_fraction"], lo=0.0, hi=1.0)
         _check_number("collapse_tol", self.collapse_tol, lo=0.0)
+        _check_number("budget_margin", self.budget_margin, lo=0.0)
+        if not isinstance(self.calibrate, (bool, np.bool_)):
+            raise InputError(f"calibrate={self.calibrate!r} must be True or False")
         for key in ("hidden", "adversary_hidden"):
             if isinstance(hp[key], (int, np.integer)) or not hasattr(hp[key], "__iter__"):
                 raise InputError(f"{key}={hp[key]!r} must be a tuple of layer widths")
@@ -270,10 +284,12 @@ class _PPANContinuous(Learner):
                 todo = [[i for j, (r2, i) in enumerate(members) if r2 == r and diag[j]["collapsed"]]
                         for r in range(n_sets)]
         wall = (time.perf_counter() - t0) / n_sets
-        return [self._mechanisms(task, budgets, cfg, hp, best[r], history[r], wall) for r in range(n_sets)]
+        return [self._mechanisms(samples_list[r], task, budgets, cfg, hp, best[r], history[r], wall)
+                for r in range(n_sets)]
 
-    def _mechanisms(self, task: Task, budgets: np.ndarray, cfg: dict[str, Any], hp: dict[str, Any],
-                    best: list[dict[str, Any]], history: list[list[float]], wall: float) -> list[Mechanism]:
+    def _mechanisms(self, samples: Samples, task: Task, budgets: np.ndarray, cfg: dict[str, Any],
+                    hp: dict[str, Any], best: list[dict[str, Any]], history: list[list[float]],
+                    wall: float) -> list[Mechanism]:
         k = len(budgets)
         mechs: list[Mechanism] = []
         for i, b in enumerate(budgets):
@@ -282,8 +298,38 @@ class _PPANContinuous(Learner):
             res.update(family=self.family, schedule=self.schedule, constraint=hp["constraint"],
                        steps=int(hp["steps"]), restarts=len(history[i]) - 1, collapse_history=history[i],
                        sweep_size=k, train_time_s=wall)
-            mechs.append(self._mechanism(task, float(b), cfg, tensors, res))
+            mechs.append(self._calibrated(samples, task, self._mechanism(task, float(b), cfg, tensors, res), cfg,
+                                           tensors))
         return mechs
+
+    def _calibrated(self, samples: Samples, task: Task, mech: Mechanism, cfg: dict[str, Any],
+                    tensors: dict[str, torch.Tensor]) -> Mechanism:
+        """``mech`` after the budget calibration (:mod:`.calibration`) on up to ``CALIBRATION_ROWS``
+        training rows released twice with fresh noise (``calibrate=False``: ``mech`` as trained)."""
+        if not self.calibrate:
+            return mech
+        n = min(len(samples), CALIBRATION_ROWS)
+        w = task.observe(samples)[:n]
+        u = np.asarray(samples.u, dtype=float).reshape(len(samples), -1)[:n]
+        rng = np.random.default_rng([int(mech.info["member_seed"]), 3])
+        linear = isinstance(mech, LinearGaussian)
+        cal = budget_calibration(mech.release(w, rng), mech.release(w, rng), u, mech.budget, float(self.budget_margin),
+                                 centre=not linear)
+        info = {**mech.info, "budget_calibration": cal}
+        if not cal["applied"]:
+            mech.info = info
+            return mech
+        ta = info.get("training_adversary")
+        if isinstance(ta, dict):  # the learner's own claim describes the release it trained, not this one
+            info["training_adversary"] = {**ta, "calibrated": False,
+                                          "note": f"{ta.get('note', '')}; of the release before the budget "
+                                                  "calibration (info['budget_calibration'])"}
+        P, Q, b = (np.asarray(cal[key]) for key in ("P", "Q", "b"))
+        if linear:
+            A, B, noise = mech.A, mech.B, mech.noise_cov  # type: ignore[attr-defined]
+            return LinearGaussian(task, mech.budget, P @ A + Q, P @ B, P @ noise @ P.T, info)
+        config = {**cfg, "calibration": {"P": cal["P"], "Q": cal["Q"], "b": cal["b"]}}
+        return PPANNet(task, mech.budget, config, tensors, info)
 
     def _mechanism(self, task: Task, budget: float, cfg: dict[str, Any], tensors: dict[str, torch.Tensor],
                    info: dict[str, Any]) -> Mechanism:

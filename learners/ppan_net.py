@@ -14,6 +14,7 @@ from privbench.datasets.errors import InputError
 from privbench.datasets.tasks import Task
 
 from .base import ConfigTensorsMechanism, mechanism_type
+from .calibration import apply_calibration
 from .nn.core import rng_generator, to_tensor
 from .nn.release import build_release
 
@@ -29,7 +30,8 @@ class PPANNet(ConfigTensorsMechanism):
     config : dict
         JSON-able architecture: ``family`` (linear, gaussian, seed, gmm), ``d_w``, ``d_u``
         and the family's ``hidden``, ``activation``, ``bias``, ``n_noise``, ``residual``,
-        ``n_components``.
+        ``n_components``; and ``calibration`` (``P``, ``Q``, ``b``: the budget calibration
+        Z' = P Z + Q U + b of :mod:`privbench.learners.calibration`) where one was applied.
     tensors : dict of str to torch.Tensor
         The member's state dict (leading dimension 1).
     """
@@ -43,6 +45,8 @@ class PPANNet(ConfigTensorsMechanism):
             raise InputError(f"config d_w={config.get('d_w')}, d_u={config.get('d_u')} does not fit the task "
                              f"(d_w={task.d_w}, d_u={task.d_u})")
         self.config = dict(config)
+        cal = self.config.get("calibration")
+        self.calibration = None if cal is None else {key: _matrix(cal, key, task.d_u) for key in ("P", "Q", "b")}
         self.module = build_release(1, self.config)
         self.module.load_state_dict({k: torch.as_tensor(v, dtype=torch.float32) for k, v in tensors.items()})
         self.module.eval()
@@ -55,7 +59,20 @@ class PPANNet(ConfigTensorsMechanism):
         gen = rng_generator(rng)
         with torch.no_grad():
             z = self.module.sample(to_tensor(w, torch.device("cpu"))[None], gen)[0]
-        return z.double().numpy()
+        return apply_calibration(z.double().numpy(), w[:, -self.task.d_u:], self.calibration)
 
     def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:  # the tensors live in the module
         return dict(self.config), {k: v.detach().clone() for k, v in self.module.state_dict().items()}
+
+
+def _matrix(cal: Any, key: str, d_u: int) -> np.ndarray:
+    """``cal[key]`` as a finite float array, (d_u, d_u) for P and Q, (d_u,) for b."""
+    shape = (d_u,) if key == "b" else (d_u, d_u)
+    try:
+        a = np.asarray(cal[key], dtype=float)
+    except (KeyError, TypeError, ValueError):
+        a = None
+    if a is None or a.shape != shape or not np.all(np.isfinite(a)):
+        raise InputError(f"config calibration {key}={None if a is None else a.shape} must be finite numbers of "
+                         f"shape {shape}")
+    return a
