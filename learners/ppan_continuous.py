@@ -56,7 +56,7 @@ whether the member kept (the least excess) still fails the check.
 
 Budget calibration (``calibrate=True``, :mod:`privbench.learners.calibration`): after training, a
 member whose release of the training rows (fresh noise) is above its budget is scaled about its
-mean and, if need be, blended with U down to ``budget - budget_margin`` standard errors, so that a
+mean and, if need be, blended with U down to ``budget - budget_margin`` standard errors (default 0), so that a
 short or unconverged schedule still meets its budget on fresh data; ``info["budget_calibration"]``.
 """
 
@@ -136,7 +136,7 @@ class _PPANContinuous(Learner):
                  seed_noise: str | None = None, gaussian_term: float | None = None, n_components: int = 3,
                  activation: str = "relu",
                  threads: int | None = 1, max_restarts: int = 2, collapse_tol: float = 0.02,
-                 calibrate: bool = True, budget_margin: float = 1.0) -> None:
+                 calibrate: bool = True, budget_margin: float = 0.0) -> None:
         self.schedule = schedule
         self.steps = steps
         self.epochs = epochs
