@@ -69,6 +69,7 @@ from .nn.latent_game import (adversary_loss, filter_divergence, final_adversary,
 from .nn.sweep import SweepMLP, mlp_forward
 from .nn.utility import UtilityHeads, utility_targets
 from .nn.vae import Autoencoder, train_autoencoder
+from .nn.vae_cache import shared_autoencoder
 from .registry import register
 from .serves import Serves
 
@@ -123,6 +124,10 @@ class LatentFilter(Learner):
         The filter's utility term (weight ``beta``): the decoded release's task distortion
         (``distortion``, the default), or the paper's eq (15), the loss of a utility classifier
         nu on z~ trained on the task's utility labels (``utility``; needs ``Task.utility``).
+    share_vae : bool
+        Step 1's VAE is the training set's (:func:`~privbench.learners.nn.vae_cache.shared_autoencoder`:
+        seeded from a hash of U and the VAE's settings, trained once and reused by every fit on the same
+        data, e.g. the other formulation's; True, the default), or trained from the fit's seed (False).
     threads : int or None
         torch intra-op threads while training on CPU.
     """
@@ -144,7 +149,7 @@ class LatentFilter(Learner):
                  lipschitz: float | None = None, adv_hidden: int | None = None, adv_steps: int | None = None,
                  beta: float | None = None, divergence: str = "kl", noise_dim: int | None = None,
                  sample_posterior: bool = True, penalty: float = 1000.0, formulation: str = "distortion",
-                 threads: int | None = 1) -> None:
+                 share_vae: bool = True, threads: int | None = 1) -> None:
         self.schedule = schedule
         self.latent_dim = latent_dim
         self.hidden = hidden
@@ -163,6 +168,7 @@ class LatentFilter(Learner):
         self.sample_posterior = sample_posterior
         self.penalty = penalty
         self.formulation = formulation
+        self.share_vae = share_vae
         self.threads = threads
 
     def budget_kind(self) -> str:
@@ -198,6 +204,8 @@ class LatentFilter(Learner):
                 raise InputError(f"{key}={v!r} must be a finite number {'> 0' if key == 'lr' else '>= 0'}")
         if not (isinstance(self.penalty, (int, float)) and self.penalty > 0 and math.isfinite(self.penalty)):
             raise InputError(f"penalty={self.penalty!r} must be a positive number")
+        if not isinstance(self.share_vae, bool):
+            raise InputError(f"share_vae={self.share_vae!r} must be true or false")
         if self.noise_dim is not None and (not isinstance(self.noise_dim, int) or self.noise_dim < 1):
             raise InputError(f"noise_dim={self.noise_dim!r} must be a positive integer or None")
         return hp
@@ -262,7 +270,8 @@ class LatentFilter(Learner):
         hp = self.resolved(task, len(samples))
         seed_ae, seed_f = seeds(seed, 2)
         with torch_threads(self.threads if device.type == "cpu" else None):
-            ae = train_autoencoder(samples, task, hp, seed_ae, device)
+            ae = (shared_autoencoder(samples, task, hp, device) if self.share_vae
+                  else train_autoencoder(samples, task, hp, seed_ae, device))
             return self._train_filters(ae, samples, task, budgets, hp, seed_f, device)
 
     # --- internals --------------------------------------------------------
