@@ -42,7 +42,7 @@ CACHE_ENV = "PRIVBENCH_AUTOENCODER_CACHE"
 #: The hyper-parameters :func:`~privbench.learners.nn.vae.train_autoencoder` reads.
 VAE_KEYS = ("latent_dim", "hidden", "vae_steps", "batch_size", "lr", "gamma", "kappa", "lipschitz")
 INT_KEYS = ("latent_dim", "hidden", "vae_steps", "batch_size")
-MEMORY_SIZE = 4
+MEMORY_SIZE = 10  # a bundle of repetitions (5 in the paper suite) and more: a VAE of the suite is 0.1-2 MB
 MEMORY: "OrderedDict[str, Autoencoder]" = OrderedDict()
 
 
