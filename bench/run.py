@@ -309,6 +309,8 @@ def run_cases(cases: Iterable[Case], out: str | os.PathLike, *, suite: str = "ad
         if backend != "local":
             raise InputError(f"--threads applies to the local backend (Dask workers run one torch thread "
                              f"each), not --backend {backend}")
+    from privbench.learners.nn import cache_directory
+
     store = ResultsDir(out)
     store.clean_stale_temporaries()
     todo, skipped = plan(cases, store.statuses(), retry_failed, resume, out, suite)
@@ -325,7 +327,7 @@ def run_cases(cases: Iterable[Case], out: str | os.PathLike, *, suite: str = "ad
     t0 = time.perf_counter()
     status = "interrupted"
     try:
-        with SigtermAsInterrupt():
+        with SigtermAsInterrupt(), cache_directory():  # workers share the VAEs they train (learners.nn.vae_cache)
             BACKENDS[backend](todo, jobs, device, timeout, scheduler, writer.claim, writer.finish,
                               **({} if threads is None else {"threads": threads}))
         status = "finished"

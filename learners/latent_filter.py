@@ -63,12 +63,14 @@ from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_budgets, check_choice
 from .latent_filter_mechanism import LatentFilterMechanism
-from .nn.core import check_loss, generator, init_module, resolve_device, seeds, torch_threads
+from .nn.core import check_loss, generator, resolve_device, seeds, torch_threads
 from .nn.latent_game import (adversary_loss, filter_divergence, final_adversary, latent_tensors, project_filters,
                              utility_loss)
-from .nn.sweep import SweepMLP, mlp_forward
+from .nn.filter_sets import FilterSets, member_block, start_sweep
+from .nn.sweep import SweepMLP
 from .nn.utility import UtilityHeads, utility_targets
 from .nn.vae import Autoencoder, train_autoencoder
+from .nn.vae_cache import shared_autoencoder
 from .registry import register
 from .serves import Serves
 
@@ -82,16 +84,6 @@ SCHEDULES: dict[str, dict[str, Any]] = {
     "default": dict(latent_dim=8, hidden=128, vae_steps=1500, filter_steps=1500, batch_size=128, lr=1e-3,
                     gamma=1.0, kappa=0.0, lipschitz=4.0, adv_hidden=15, adv_steps=1, beta=1.0),
 }
-
-
-# --------------------------------------------------------------------------
-# Gaussian closed forms (per sample, batched)
-# --------------------------------------------------------------------------
-
-
-# --------------------------------------------------------------------------
-# VAE
-# --------------------------------------------------------------------------
 
 
 # --------------------------------------------------------------------------
@@ -123,6 +115,10 @@ class LatentFilter(Learner):
         The filter's utility term (weight ``beta``): the decoded release's task distortion
         (``distortion``, the default), or the paper's eq (15), the loss of a utility classifier
         nu on z~ trained on the task's utility labels (``utility``; needs ``Task.utility``).
+    share_vae : bool
+        Step 1's VAE is the training set's (:func:`~privbench.learners.nn.vae_cache.shared_autoencoder`:
+        seeded from a hash of U and the VAE's settings, trained once and reused by every fit on the same
+        data, e.g. the other formulation's; True, the default), or trained from the fit's seed (False).
     threads : int or None
         torch intra-op threads while training on CPU.
     """
@@ -135,6 +131,7 @@ class LatentFilter(Learner):
     observations = ("useful", "full")
     privacies = ("mi", "map")
     test_params = {"latent_dim": 2, "hidden": 8, "vae_steps": 15, "filter_steps": 15, "batch_size": 32}
+    batches_fits = True  # a case's repetitions: one filter sweep over every set's budgets (nn.filter_sets)
     _KEYS = ("latent_dim", "hidden", "vae_steps", "filter_steps", "batch_size", "lr", "gamma", "kappa",
              "lipschitz", "adv_hidden", "adv_steps", "beta")
 
@@ -144,7 +141,7 @@ class LatentFilter(Learner):
                  lipschitz: float | None = None, adv_hidden: int | None = None, adv_steps: int | None = None,
                  beta: float | None = None, divergence: str = "kl", noise_dim: int | None = None,
                  sample_posterior: bool = True, penalty: float = 1000.0, formulation: str = "distortion",
-                 threads: int | None = 1) -> None:
+                 share_vae: bool = True, threads: int | None = 1) -> None:
         self.schedule = schedule
         self.latent_dim = latent_dim
         self.hidden = hidden
@@ -163,6 +160,7 @@ class LatentFilter(Learner):
         self.sample_posterior = sample_posterior
         self.penalty = penalty
         self.formulation = formulation
+        self.share_vae = share_vae
         self.threads = threads
 
     def budget_kind(self) -> str:
@@ -198,6 +196,8 @@ class LatentFilter(Learner):
                 raise InputError(f"{key}={v!r} must be a finite number {'> 0' if key == 'lr' else '>= 0'}")
         if not (isinstance(self.penalty, (int, float)) and self.penalty > 0 and math.isfinite(self.penalty)):
             raise InputError(f"penalty={self.penalty!r} must be a positive number")
+        if not isinstance(self.share_vae, bool):
+            raise InputError(f"share_vae={self.share_vae!r} must be true or false")
         if self.noise_dim is not None and (not isinstance(self.noise_dim, int) or self.noise_dim < 1):
             raise InputError(f"noise_dim={self.noise_dim!r} must be a positive integer or None")
         return hp
@@ -221,7 +221,8 @@ class LatentFilter(Learner):
         budgets = check_budgets(budget if many else [budget])
         dev = resolve_device(device)
         with torch_threads(self.threads if dev.type == "cpu" else None):
-            mechs = self._train_filters(autoencoder, samples, task, budgets, self.resolved(task, len(samples)), seed, dev)
+            mechs = self._train_filters([autoencoder], [samples], task, budgets, self.resolved(task, len(samples)),
+                                        [seed], dev)[0]
         for m in mechs:
             m.check_finite_state()
             m.info.setdefault("learner", self.name)
@@ -262,8 +263,19 @@ class LatentFilter(Learner):
         hp = self.resolved(task, len(samples))
         seed_ae, seed_f = seeds(seed, 2)
         with torch_threads(self.threads if device.type == "cpu" else None):
-            ae = train_autoencoder(samples, task, hp, seed_ae, device)
-            return self._train_filters(ae, samples, task, budgets, hp, seed_f, device)
+            ae = (shared_autoencoder(samples, task, hp, device) if self.share_vae
+                  else train_autoencoder(samples, task, hp, seed_ae, device))
+            return self._train_filters([ae], [samples], task, budgets, hp, [seed_f], device)[0]
+
+    def _fit_many(self, samples_list: list[Samples], task: Task, budgets: np.ndarray, seeds_list: list[int],
+                  device: Any) -> list[list[Mechanism]]:
+        """Each set's VAE as in its own fit, then every set's filters as one sweep (:class:`FilterSets`)."""
+        hp = self.resolved(task, len(samples_list[0]))
+        pairs = [seeds(sd, 2) for sd in seeds_list]
+        with torch_threads(self.threads if device.type == "cpu" else None):
+            aes = [shared_autoencoder(s, task, hp, device) if self.share_vae
+                   else train_autoencoder(s, task, hp, p[0], device) for s, p in zip(samples_list, pairs)]
+            return self._train_filters(aes, samples_list, task, budgets, hp, [p[1] for p in pairs], device)
 
     # --- internals --------------------------------------------------------
     @staticmethod
@@ -296,20 +308,20 @@ class LatentFilter(Learner):
         probe = LatentFilterMechanism(task, 0.0, {**cfg}, {**ae.tensors, "gamma": torch.zeros(d_z, d_n)})
         return cfg, label, probe.features(task.observe(samples))
 
-    def _utility_term(self, hp: dict[str, Any], cfg: dict[str, Any], dec: Any, ut: torch.Tensor, samples: Samples,
-                      task: Task, k: int, d_z: int, gen: torch.Generator, device: torch.device) -> Any:
-        """The filter's utility loss for rows idx, ``term(zt, idx) -> (k,)``: the decoded release's
+    def _utility_term(self, hp: dict[str, Any], sets: FilterSets, nu: UtilityHeads | None,
+                      samples_list: list[Samples], task: Task, device: torch.device) -> Any:
+        """The filter's utility loss for rows idx (R, b), ``term(zt, idx) -> (R k,)``: the decoded release's
         distortion (``distortion``), or the loss of utility classifiers nu on z~ (``utility``, eq 15:
         FC(adv_hidden)-ELU-FC(u) as the adversary; each call first takes one step of nu on the
         detached z~, then returns nu's loss for the filter to minimise)."""
-        if self.formulation == "distortion":
-            return lambda zt, idx: utility_loss(mlp_forward(dec, "dec", zt, "elu"), ut[idx], cfg)
-        targets = utility_targets(samples.utility, task.utility_classes, device)
-        nu = UtilityHeads(k, d_z, task.utility_classes, hp["adv_hidden"], 2, "elu", gen, device)
+        if nu is None:
+            return lambda zt, idx: utility_loss(sets.decode(zt), sets.rows(sets.ut, idx), sets.cfg)
+        per_set = [utility_targets(s.utility, task.utility_classes, device) for s in samples_list]
+        targets = {name: torch.stack([t[name] for t in per_set]) for name in per_set[0]}
         opt = torch.optim.Adam(nu.parameters(), lr=hp["lr"])
 
         def term(zt: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-            batch = {name: y[idx] for name, y in targets.items()}
+            batch = {name: sets.rows(y, idx) for name, y in targets.items()}
             opt.zero_grad()
             nu.loss(zt.detach(), batch).sum().backward()
             opt.step()
@@ -317,41 +329,36 @@ class LatentFilter(Learner):
 
         return term
 
-    def _train_filters(self, ae: Autoencoder, samples: Samples, task: Task, budgets: np.ndarray,
-                       hp: dict[str, Any], seed: int, device: torch.device) -> list[Mechanism]:
-        cfg, label, feats = self._filter_config(ae, samples, task)
-        n, k, d_z, d_n, d_f = len(samples), len(budgets), cfg["latent_dim"], cfg["noise_dim"], feats.shape[1]
-        mu, var, ft, ut, st, dec = latent_tensors(ae, samples, feats, label, device)
-        g_seed, r_seed, n_seed = seeds(seed, 3)
-        gen, rng, ngen = generator(g_seed), np.random.default_rng(r_seed), generator(n_seed, device)
-        gamma = (0.01 * torch.randn(k, d_z, d_n + d_f, generator=gen)).to(device).requires_grad_(True)
+    def _train_filters(self, aes: list[Autoencoder], samples_list: list[Samples], task: Task, budgets: np.ndarray,
+                       hp: dict[str, Any], seed_list: list[int], device: torch.device) -> list[list[Mechanism]]:
+        """Train the filters of R training sets (each with its VAE and seed) as one sweep; R lists of k mechanisms."""
+        configs = [self._filter_config(ae, s, task) for ae, s in zip(aes, samples_list)]
+        cfg, label, feats = configs[0]
+        k, d_z, d_n, d_f = len(budgets), cfg["latent_dim"], cfg["noise_dim"], feats.shape[1]
+        parts = [latent_tensors(ae, s, f, label, device) for ae, s, (_, _, f) in zip(aes, samples_list, configs)]
+        sets = FilterSets(parts, [c for c, _, _ in configs], k)
+        sd = [seeds(sd_, 3) for sd_ in seed_list]
+        rngs, ngens = [np.random.default_rng(s[1]) for s in sd], [generator(s[2], device) for s in sd]
         n_out = task.n_s if label else task.d_s
-        adv = init_module(SweepMLP(k, [d_z, hp["adv_hidden"], n_out], "elu"), gen).to(device)
+        gamma, adv, nu = start_sweep(hp, task, k, (d_z, d_n, d_f), n_out, [s[0] for s in sd],
+                                     self.formulation == "utility", device)
         opt_f = torch.optim.Adam([gamma], lr=hp["lr"])
         opt_a = torch.optim.Adam(adv.parameters(), lr=hp["lr"])
-        bud = torch.as_tensor(budgets, dtype=torch.float32, device=device)
-        bs = min(hp["batch_size"], n)
-        steps = hp["filter_steps"]
-
-        def divergence(g: torch.Tensor, var_b: torch.Tensor, f_b: torch.Tensor) -> torch.Tensor:
-            return filter_divergence(self.divergence, g, var_b, f_b, d_n, d_f)
-
-        utility_term = self._utility_term(hp, cfg, dec, ut, samples, task, k, d_z, gen, device)
+        bud = torch.as_tensor(np.tile(budgets, len(aes)), dtype=torch.float32, device=device)
+        bs, steps = min(hp["batch_size"], sets.n), hp["filter_steps"]
+        utility_term = self._utility_term(hp, sets, nu, samples_list, task, device)
         for step in range(steps):
-            idx = torch.as_tensor(rng.integers(0, n, bs), device=device)
-            z = mu[idx] + (var[idx].sqrt() * torch.randn(bs, d_z, generator=ngen, device=device)
-                           if self.sample_posterior else 0.0)
-            noise = torch.randn(k, bs, d_n, generator=ngen, device=device)
-            inp = torch.cat([noise, ft[idx].expand(k, -1, -1)], -1)
+            idx, z, inp = sets.draw(rngs, ngens, bs, d_n, self.sample_posterior)
             zt = z + inp @ gamma.transpose(1, 2)
+            s_b = sets.rows(sets.st, idx)
             for _ in range(hp["adv_steps"]):
-                la = adversary_loss(adv(zt.detach()), st[idx], label, n_out)
+                la = adversary_loss(adv(zt.detach()), s_b, label, n_out)
                 check_loss(la, step, "adversary loss")
                 opt_a.zero_grad()
                 la.sum().backward()
                 opt_a.step()
-            priv = -adversary_loss(adv(zt), st[idx], label, n_out)
-            div = divergence(gamma, var[idx], ft[idx])
+            priv = -adversary_loss(adv(zt), s_b, label, n_out)
+            div = filter_divergence(self.divergence, gamma, sets.rows(sets.var, idx), sets.rows(sets.ft, idx), d_n, d_f)
             lam = max(self.penalty / 2 ** int(2 * step >= steps), 2.0)
             loss = priv + lam * (torch.relu(div - bud) + torch.relu(div - bud) ** 2)
             if hp["beta"] > 0:
@@ -360,14 +367,28 @@ class LatentFilter(Learner):
             opt_f.zero_grad()
             loss.sum().backward()
             opt_f.step()
+        return [self._finish(aes[r], cfg_r, sets, r, gamma.detach()[r * k:(r + 1) * k], adv, task, budgets, hp, sd[r][2],
+                             device) for r, (cfg_r, _, _) in enumerate(configs)]
+
+    def _finish(self, ae: Autoencoder, cfg: dict[str, Any], sets: FilterSets, r: int, gamma: torch.Tensor, adv: SweepMLP,
+                task: Task, budgets: np.ndarray, hp: dict[str, Any], n_seed: int, device: torch.device) -> list[Mechanism]:
+        """Set r's filters projected onto their budgets, read by its final adversary: its k mechanisms."""
+        k, d_n, d_f = len(budgets), cfg["noise_dim"], sets.ft.shape[2]
+        label, n_out = task.kind in ("mixture", "image"), adv.net[-1].d_out
+        adv_r = adv if sets.r == 1 else member_block(adv, SweepMLP(k, [sets.d_z, hp["adv_hidden"], n_out], "elu"), r, k)
+        bud = torch.as_tensor(budgets, dtype=torch.float32, device=device)
+
+        def divergence(g: torch.Tensor, var_b: torch.Tensor, f_b: torch.Tensor) -> torch.Tensor:
+            return filter_divergence(self.divergence, g, var_b, f_b, d_n, d_f)
+
         with torch.no_grad():
-            g, t, final = project_filters(gamma.detach(), divergence, var, ft, bud)
-            adversary = final_adversary(adv, g, mu, var, ft, st, label, n_out, d_n, generator(n_seed ^ 2, device),
-                                        self.sample_posterior)
+            g, t, final = project_filters(gamma, divergence, sets.var[r], sets.ft[r], bud)
+            adversary = final_adversary(adv_r.to(device), g, sets.mu[r], sets.var[r], sets.ft[r], sets.st[r], label,
+                                        n_out, d_n, generator(n_seed ^ 2, device), self.sample_posterior)
         mechs: list[Mechanism] = []
         for i in range(k):
-            info = {**ae.info, "filter_steps": steps, "divergence": self.divergence, "formulation": self.formulation,
-                    "budget_kind": self.budget_kind(),
+            info = {**ae.info, "filter_steps": hp["filter_steps"], "divergence": self.divergence,
+                    "formulation": self.formulation, "budget_kind": self.budget_kind(),
                     "training_adversary": adversary[i],
                     "train_divergence": float(final[i]), "projection": float(t[i]),
                     "budget_meaning": f"mean latent {self.divergence} divergence (not a distortion budget)"}

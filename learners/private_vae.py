@@ -49,6 +49,7 @@ from .base import Learner, Mechanism, check_choice
 from .nn.core import seeds, torch_threads
 from .nn.private_vae_game import PRIVACY_TERMS, train_private_vaes
 from .nn.vae import train_autoencoder
+from .nn.vae_cache import shared_autoencoder
 from .private_vae_mechanism import PrivateVAEMechanism
 from .registry import register
 from .serves import Serves
@@ -78,6 +79,10 @@ class PrivateVAE(Learner):
         The chi-square privacy floor of objective (25) (``privacy="chi2"``; the paper's sqrt(eta) = 0.1).
     sample_posterior : bool
         Release dec(Y) of a draw Y ~ q(Y | X) (default) or of its mean.
+    share_vae : bool
+        The pretrained VAE is the training set's (:func:`~privbench.learners.nn.vae_cache.shared_autoencoder`:
+        seeded from a hash of the images and the VAE's settings, trained once and reused by every fit on
+        the same data, e.g. the other privacy terms'; True, the default), or trained from the fit's seed.
     threads : int or None
         torch intra-op threads while training on CPU.
     """
@@ -97,7 +102,7 @@ class PrivateVAE(Learner):
                  finetune_steps: int = DEFAULTS["finetune_steps"], batch_size: int = DEFAULTS["batch_size"],
                  lr: float = DEFAULTS["lr"], gamma: float = DEFAULTS["gamma"], adv_hidden: int = DEFAULTS["adv_hidden"],
                  adv_steps: int = DEFAULTS["adv_steps"], adv_lr: float = DEFAULTS["adv_lr"], eta: float = DEFAULTS["eta"],
-                 sample_posterior: bool = True, threads: int | None = 1) -> None:
+                 sample_posterior: bool = True, share_vae: bool = True, threads: int | None = 1) -> None:
         self.privacy = privacy
         self.latent_dim = latent_dim
         self.hidden = hidden
@@ -111,6 +116,7 @@ class PrivateVAE(Learner):
         self.adv_lr = adv_lr
         self.eta = eta
         self.sample_posterior = sample_posterior
+        self.share_vae = share_vae
         self.threads = threads
 
     def budget_kind(self) -> str:
@@ -132,6 +138,8 @@ class PrivateVAE(Learner):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 \
                     or (positive and v == 0):
                 raise InputError(f"{key}={v!r} must be a finite number {'> 0' if positive else '>= 0'}")
+        if not isinstance(self.share_vae, bool):
+            raise InputError(f"share_vae={self.share_vae!r} must be true or false")
         hp.update(privacy=self.privacy, kappa=0.0, lipschitz=1.0, sample_posterior=bool(self.sample_posterior))
         return hp
 
@@ -139,7 +147,8 @@ class PrivateVAE(Learner):
         hp = self.resolved(task, len(samples))
         seed_ae, seed_ft = seeds(seed, 2)
         with torch_threads(self.threads if device.type == "cpu" else None):
-            ae = train_autoencoder(samples, task, hp, seed_ae, device)
+            ae = (shared_autoencoder(samples, task, hp, device) if self.share_vae
+                  else train_autoencoder(samples, task, hp, seed_ae, device))
             members = train_private_vaes(ae, samples, task, hp, budgets, self.privacy, seed_ft, device)
         cfg = {**ae.config, "sample_posterior": hp["sample_posterior"]}
         out: list[Mechanism] = []

@@ -12,5 +12,6 @@ outside learners/ uses.
 """
 
 from .core import generator, init_module, resolve_device, seeds, torch_threads
+from .vae_cache import cache_directory
 
-__all__ = ["generator", "init_module", "resolve_device", "seeds", "torch_threads"]
+__all__ = ["cache_directory", "generator", "init_module", "resolve_device", "seeds", "torch_threads"]

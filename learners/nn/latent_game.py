@@ -49,10 +49,12 @@ def filter_divergence(kind: str, g: torch.Tensor, var_b: torch.Tensor, f_b: torc
 
 
 def adversary_loss(logits: torch.Tensor, s: torch.Tensor, label: bool, n_out: int) -> torch.Tensor:
-    """Per filter (k,): cross-entropy for a label S, squared error for a continuous S."""
+    """Per filter (k,): cross-entropy for a label S, squared error for a continuous S (s shared by the
+    filters, or one row block per filter: labels (k, b), continuous (k, b, d_s))."""
     k = logits.shape[0]
     if label:
-        return nn.functional.cross_entropy(logits.reshape(-1, n_out), s.repeat(k),
+        y = s.reshape(-1) if s.dim() == 2 else s.repeat(k)  # per-member labels (k, b), or shared (b,)
+        return nn.functional.cross_entropy(logits.reshape(-1, n_out), y,
                                            reduction="none").view(k, -1).mean(-1)
     return ((logits - s) ** 2).sum(-1).mean(-1)
 

@@ -96,3 +96,32 @@ def test_a_batching_learner_groups_sets_by_their_hyper_parameters():
     assert learner.batch_group(task, 40) != learner.batch_group(task, 100)  # batch 40: a network of its own
     by_epochs = make_learner("ppan-linear", epochs=2, batch_size=64)
     assert by_epochs.batch_group(task, 100) != by_epochs.batch_group(task, 5000)  # steps follow the size
+
+
+FILTER_CASES = [("mnist-subset", {"labeling": "ge5-parity"}, "utility"),   # image: sigmoid decoder, label S
+                ("mnist-subset", {"labeling": "ge5-parity"}, "distortion"),
+                ("gaussian-vector", {"rho": [0.47, 0.85]}, "distortion")]  # linear decoder, continuous S
+
+
+@pytest.mark.parametrize("scenario,params,formulation", FILTER_CASES)
+def test_latent_filter_fit_many_gives_each_set_its_own_fit(scenario, params, formulation):
+    sc = make_scenario(scenario, params)
+    task = task_for(sc, "full", "map" if sc.kind == "image" else "mi", None)
+    sets = [sc.sample(120, np.random.default_rng(r)) for r in range(3)]
+    learner = make_learner("latent-filter", latent_dim=2, hidden=8, vae_steps=5, filter_steps=12, batch_size=32,
+                           adv_hidden=6, adv_steps=2, formulation=formulation)
+    many = learner.fit_many(sets, task, [1.0, 4.0], [21, 22, 23], device="cpu")
+    assert len(many) == 3
+    for r, mechs in enumerate(many):
+        alone = learner.fit(sets[r], task, [1.0, 4.0], seed=21 + r, device="cpu")
+        for got, want in zip(mechs, alone):
+            assert got.budget == want.budget
+            close(got._state()[1], want._state()[1])
+            for key in ("train_divergence", "projection"):
+                np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
+            for key in ("mi", "accuracy"):
+                if want.info["training_adversary"][key] is not None:
+                    np.testing.assert_allclose(got.info["training_adversary"][key], want.info["training_adversary"][key],
+                                               rtol=1e-4, atol=1e-5, err_msg=key)
+    a, b = many[0][0]._state()[1]["gamma"], many[1][0]._state()[1]["gamma"]
+    assert not np.allclose(np.asarray(a, float), np.asarray(b, float))
