@@ -114,6 +114,8 @@ def ridge_fit(f: np.ndarray, y: np.ndarray) -> dict[str, Any]:
         sign, logdet = np.linalg.slogdet(cov)
         if sign > 0 and logdet < best[0]:
             best = (logdet, (c, inv, loo, cov))
+    if best[1] is None:
+        raise np.linalg.LinAlgError("singular leave-one-out residual covariance (S degenerate on the fitting rows)")
     c, inv, loo, cov = best[1]
     return {"fm": fm, "fs": fs, "coef": v @ (inv[:, None] * uty), "ym": ym, "cov": cov, "ridge": c,
             "loo": gauss_logq(loo, np.zeros_like(loo), cov)}
@@ -181,7 +183,7 @@ def fold_log_q(z_fit: np.ndarray, y_fit: np.ndarray, z_te: np.ndarray, y_te: np.
 
 def polynomial_attacker(z: np.ndarray, s: np.ndarray, log_p_s: np.ndarray, seed: int) -> list[Evaluation]:
     """The ``polynomial-attacker`` lower bound on I(S;Z) (module docstring); none for fewer than
-    ``min_rows`` rows.  ``seed`` shuffles the rows into folds."""
+    ``min_rows`` rows or where a fold's S is degenerate (a singular residual covariance).  ``seed`` shuffles the rows into folds."""
     from threadpoolctl import threadpool_limits
 
     n = len(z)
@@ -197,7 +199,10 @@ def polynomial_attacker(z: np.ndarray, s: np.ndarray, log_p_s: np.ndarray, seed:
     with threadpool_limits(1):
         for k in range(POLY["folds"]):
             te = fold_of == k
-            lq[te], name = fold_log_q(z[~te], y[~te], z[te], y[te])
+            try:
+                lq[te], name = fold_log_q(z[~te], y[~te], z[te], y[te])
+            except np.linalg.LinAlgError:
+                return []  # S has no density on these rows (a constant column): no Gaussian Q to score
             chosen.append(name)
     diff = lq - log_p_s  # ridge fits are equivariant to S's units: S is used as given
     ok = bool(np.all(np.isfinite(diff)))

@@ -51,3 +51,9 @@ def test_too_few_rows_gives_no_evaluation():
     rng = np.random.default_rng(0)
     s = rng.standard_normal((100, 1))
     assert polynomial_attacker(s + rng.standard_normal((100, 1)), s, stats.norm.logpdf(s[:, 0]), seed=0) == []
+
+
+def test_degenerate_s_gives_no_evaluation_not_a_crash():
+    rng = np.random.default_rng(0)
+    s = np.hstack([rng.standard_normal((400, 1)), np.ones((400, 1))])
+    assert polynomial_attacker(s + rng.standard_normal((400, 2)), s, stats.norm.logpdf(s[:, 0]), seed=0) == []
