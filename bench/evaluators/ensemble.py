@@ -12,6 +12,9 @@ gaussian-approx           lower-     PPAN III-B1 (Gaussian S only: it is no boun
 posthoc-attacker          lower-     h(S) + E log Q(S|Z), an MLP trained to convergence
                             bound      (attacker.py); ``mixture-fresh-classifier`` its accuracy
 ksg                       estimate   Kraskov et al., every row (continuous S only)
+polynomial-attacker       lower-     cross-fitted Gaussian Q(S|Z), its mean a stacked ridge regression on
+                            bound      polynomial, radial and iterated-quadratic bases of Z (polyreg.py;
+                                       continuous S only)
 ensemble-linear           lower-     the mismatch study's linear attacker (mismatch_families.py)
                             bound
 ensemble-knn              lower-     the study's k-nearest-neighbour attacker
@@ -41,6 +44,7 @@ from .finescale import fine_scale_attacker
 from .gaussian_approx import gaussian_approx_mi
 from .ksg import ksg_mi
 from .mismatch_families import attack_gbt, attack_knn, attack_linear
+from .polyreg import polynomial_attacker
 
 FAMILIES = {"linear": attack_linear, "knn": attack_knn, "gbt": attack_gbt}
 
@@ -77,6 +81,7 @@ def sample_leakage(z: np.ndarray, s: np.ndarray, *, discrete: bool, log_p_s: np.
                                **att, note="h(S) + E log Q(S|Z) on held-out releases, h(S) exact from the model"))
     if not discrete:
         out.append(ksg_mi(s, z, rng=rng))
+        out += polynomial_attacker(z, s, log_p_s, seed)
     out += family_attackers(z, s, discrete, log_p_s, seed)
     out += fine_scale_attacker(z, s, discrete=discrete, log_p_s=log_p_s, h_s=h_s, seed=seed)
     return out
