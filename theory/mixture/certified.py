@@ -17,7 +17,7 @@ below ``tol``.  Each level's relaxation places its bins' likelihood-ratio thresh
 (:mod:`.ratio_split`) around the previous level's solution; with them the lower end
 converges to second order in the bin width (the single threshold 1 of the first version
 left a first-order term: MI on prior 0.5, mu 1, sd 1, D 0.5, cells 1, bins 0.5, 0.25, 0.125:
-0.02105, 0.02681, 0.03040 before, 0.02811, 0.03323, 0.03404 after; the exact leakage of a
+0.02105, 0.02681, 0.03040 before, 0.02811, 0.03333, 0.03404 after; the exact leakage of a
 mechanism on steps 0.125 is 0.03521).
 
 Grid steps are in units of the smallest component sd (min(sigma0, sigma1) for ``binary-gmm``).  The radius of kept (cell, bin)
