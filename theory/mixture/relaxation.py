@@ -7,7 +7,9 @@ mechanisms:
 
 1. **Binning Z** (data processing): Z' is a garbling of Z, so I(S;Z') <= I(S;Z);
    and any guess of S from Z' is a guess from Z, so the MAP accuracy of Z' is no
-   larger than that of Z.  The objective depends only on P(S=s, Z'=k).
+   larger than that of Z.  Z' is the bin refined by the release's likelihood ratio
+   (:mod:`.ratio_split`: still a function of Z); the objective depends only on the
+   masses P(S=s, Z'=(bin, part)), tied to the classes' first moments in the bin.
 2. **Variables.**  For each class s, cell j and bin k within ``radius`` of each
    other: the mass pi = P(S=s, U in C_j, Z in B_k), the first moments
    y = E[Z; .] and v = E[U; .], and t >= E[(Z-U)^2; .].  They satisfy
@@ -49,6 +51,7 @@ from ..lazy import cvxpy as cp
 from .achievable import leakage_of
 from .conic import solve_conic
 from .discretize import Discretized
+from .ratio_split import guess_thresholds, ratio_parts
 
 __all__ = ["RATIO_LIMIT", "relaxation"]
 
@@ -169,24 +172,16 @@ def _ratio(disc: Discretized, pi0: Any, pi1: Any) -> list[Any]:
     return cons
 
 
-def _split_bins(disc: Discretized, blocks: list[Any], q: list[Any]) -> tuple[list[Any], list[Any]]:
-    """Split each bounded bin in two by where class 0's density exceeds class 1's.
+def _split_bins(disc: Discretized, blocks: list[Any], q: list[Any],
+                thresholds: np.ndarray) -> tuple[list[Any], list[Any]]:
+    """Split each bounded bin into parts by the release's likelihood ratio (:mod:`.ratio_split`).
 
-    In a bin [c - h/2, c + h/2] let the classes have masses a, b and first
-    moments about c of Y_0, Y_1, and let A be the part of the bin where class
-    0's density is the larger.  The common part min(nu_0, nu_1) (mass m, the
-    same moment for both) cancels in Y_0 - Y_1, and the remainders (masses
-    a - m, b - m) have moments within +-h/2 of their masses, so
+    Reporting (bin, part) is a function of Z, so its leakage is still a lower bound
+    (data processing); the parts' masses are free variables under the constraints that
+    tie them to the classes' first moments Y_s in the bin, which keep the relaxation
+    from letting the classes sit at different places inside a bin for free.
 
-        |Y_0 - Y_1| <= (h/2)(a + b - 2m) = (h/2)(nu_0(A) - nu_1(A) + nu_1(A^c) - nu_0(A^c)).
-
-    Reporting (bin, 1_A) is a function of Z, so its leakage is still a lower
-    bound (data processing); its masses alpha_s = nu_s(A), beta_s = nu_s(A^c)
-    are free variables under the displayed constraint.  Without it the
-    relaxation could let the classes "meet" at opposite ends of a bin, a gain
-    of first order in the bin width.
-
-    Returns the two-row masses of every part: [alpha_0, beta_0, tails_0], [alpha_1, ...].
+    Returns the two-row masses of every part: [parts_0, tails_0], [parts_1, tails_1].
     """
     b = disc.bins
     fin = np.flatnonzero(np.isfinite(b.lo) & np.isfinite(b.hi))
@@ -196,18 +191,19 @@ def _split_bins(disc: Discretized, blocks: list[Any], q: list[Any]) -> tuple[lis
     for s, (blk, _) in enumerate(blocks):
         moment = disc.by_bin @ blk["y"] + blk["G"]
         centred.append(moment[fin] - cp.multiply(c, q[s][fin]))
-    diff = cp.multiply(2 / h, centred[0] - centred[1])
-    alpha = [cp.Variable(fin.size, nonneg=True) for _ in (0, 1)]
-    beta = [q[s][fin] - alpha[s] for s in (0, 1)]
-    sep = alpha[0] - alpha[1] + beta[1] - beta[0]
-    cons = [beta[0] >= 0, beta[1] >= 0, sep >= diff, sep >= -diff]
-    parts = [cp.hstack([alpha[s], beta[s], q[s][tails]]) for s in (0, 1)]
+    x, cons = ratio_parts(centred, [q[s][fin] for s in (0, 1)], h, thresholds)
+    parts = [cp.hstack([cp.vec(x[s], order="C"), q[s][tails]]) for s in (0, 1)]
     return parts, cons
 
 
 def relaxation(disc: Discretized, budget: float, privacy: str, observation: str, *,
-               second_moments: bool = True) -> dict[str, Any]:
+               second_moments: bool = True, previous: tuple[np.ndarray, np.ndarray] | None = None,
+               thresholds: np.ndarray | None = None) -> dict[str, Any]:
     """Lower bound on the optimal leakage over all mechanisms at distortion ``budget``.
+
+    ``previous`` (bin edges, P(S, bin)) of an earlier solution places the bins' ratio thresholds
+    (:func:`~.ratio_split.guess_thresholds`); ``thresholds`` gives them directly, shape
+    (bounded bins, L).  Any thresholds give a valid lower end.
 
     Returns
     -------
@@ -224,7 +220,9 @@ def relaxation(disc: Discretized, budget: float, privacy: str, observation: str,
     r2 = disc.radius**2
     cons.append(sum(cp.sum(b["t"]) + r2 * cp.sum(b["f"]) for b, _ in blocks) <= budget)
     q = [disc.by_bin @ b["pi"] + b["F"] for b, _ in blocks]
-    parts, split = _split_bins(disc, blocks, q)
+    if thresholds is None:
+        thresholds = guess_thresholds(disc.bins.edges, disc.weights, previous)
+    parts, split = _split_bins(disc, blocks, q, thresholds)
     cons += split
     if privacy == "map":
         top = cp.Variable(parts[0].shape[0])
