@@ -69,8 +69,8 @@ class MapColumnGeneration:
             h.setOptionValue(name, 1e-10)
         inf = highspy.kHighsInf
         # rows: n_w row sums (= 1), n_s n_z epigraph rows (<= 0), the budget row (<= D)
-        lower = np.r_[np.ones(n_w), np.full(self.n_epi + 1, -inf)]
-        upper = np.r_[np.ones(n_w), np.zeros(self.n_epi), inf]
+        lower = np.concatenate([np.ones(n_w), np.full(self.n_epi + 1, -inf)])
+        upper = np.concatenate([np.ones(n_w), np.zeros(self.n_epi), [inf]])
         h.addRows(lower.size, lower, upper, 0, np.zeros(lower.size, dtype=np.int32),
                   np.zeros(0, dtype=np.int32), np.zeros(0))
         # t_z: cost 1, free, -1 in the epigraph rows (s, z) for every s
@@ -82,6 +82,7 @@ class MapColumnGeneration:
         self.col_w = np.zeros(0, dtype=np.int64)
         self.col_z = np.zeros(0, dtype=np.int64)
         if n_w * n_z <= FULL_LP:  # small: every entry at once, one HiGHS solve, no pricing rounds
+            h.setOptionValue("presolve", "off")  # costs more than it saves at this size (same answer)
             w, z = np.divmod(np.arange(n_w * n_z), n_z)
             self._add(w, z)
             return
@@ -104,23 +105,25 @@ class MapColumnGeneration:
         ptr, idx, val = self.gcsc.indptr, self.gcsc.indices, self.gcsc.data
         counts = ptr[w + 1] - ptr[w]
         per_col = counts + 2  # row sum, epigraph entries, budget
-        starts = np.r_[0, np.cumsum(per_col)[:-1]]
-        pos = np.repeat(ptr[w] - np.r_[0, np.cumsum(counts)[:-1]], counts) + np.arange(counts.sum())
-        s_rows = idx[pos]
+        ends = np.cumsum(per_col)
+        starts = ends - per_col
+        before = np.cumsum(counts) - counts  # entries of G_s in the columns before each one
+        offs = np.arange(counts.sum()) - np.repeat(before, counts)
+        pos = np.repeat(ptr[w], counts) + offs
         col_of = np.repeat(np.arange(w.size), counts)
-        rows = np.empty(per_col.sum(), dtype=np.int32)
-        vals = np.empty(per_col.sum())
+        rows = np.empty(ends[-1], dtype=np.int32)
+        vals = np.empty(ends[-1])
         rows[starts] = w
         vals[starts] = 1.0
-        inner = np.repeat(starts + 1, counts) + (np.arange(counts.sum()) - np.repeat(np.r_[0, np.cumsum(counts)[:-1]], counts))
-        rows[inner] = n_w + s_rows * n_z + z[col_of]
+        inner = np.repeat(starts + 1, counts) + offs
+        rows[inner] = n_w + idx[pos] * n_z + z[col_of]
         vals[inner] = val[pos]
-        rows[starts + per_col - 1] = n_w + self.n_epi
-        vals[starts + per_col - 1] = data.cost[w, z]
+        rows[ends - 1] = n_w + self.n_epi
+        vals[ends - 1] = data.cost[w, z]
         self.h.addCols(w.size, np.zeros(w.size), np.zeros(w.size), np.full(w.size, highspy.kHighsInf),
                        rows.size, starts.astype(np.int32), rows, vals)
-        self.col_w = np.r_[self.col_w, w]
-        self.col_z = np.r_[self.col_z, z]
+        self.col_w = np.concatenate([self.col_w, w])
+        self.col_z = np.concatenate([self.col_z, z])
 
     def _duals(self) -> tuple[np.ndarray, np.ndarray, float]:
         n_w = self.data.shape[0]

@@ -170,6 +170,19 @@ def _inner(grad: np.ndarray, channel: np.ndarray) -> float:
     return float(np.multiply(grad, channel, out=np.zeros_like(grad), where=channel > 0).sum())
 
 
+def _finite_grad(grad: np.ndarray, p_w: np.ndarray) -> np.ndarray:
+    """The gradient with each -inf entry (mi's tangent where P(s,z) = 0 < P(z)) replaced by a finite
+    one 50 below the least finite scaled entry: the step still moves mass there, but its logits stay
+    finite (an infinite one would make the projection's softmax NaN)."""
+    bad = np.isneginf(grad)
+    if not bad.any():
+        return grad
+    scaled = grad / p_w[:, None]
+    fin = scaled[np.isfinite(scaled)]
+    floor = (float(fin.min()) if fin.size else 0.0) - 50.0
+    return np.where(bad, floor * p_w[:, None], grad)
+
+
 def _kl_rows(new: np.ndarray, old: np.ndarray, p_w: np.ndarray) -> float:
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(new > 0, new * (np.log(new) - np.log(old)), 0.0)
@@ -200,7 +213,7 @@ def solve_smooth(data: FiniteData, budget: float, privacy: str, warm: np.ndarray
     best = (value, c, nu)
     bound, eta, it = -np.inf, 1.0, 0
     for it in range(1, max_iter + 1):
-        grad = np.asarray(data.g_s.T @ deriv)  # (n_w, n_z): P(w) E[dL/dP(s,z) | w]
+        grad = _finite_grad(np.asarray(data.g_s.T @ deriv), p_w)  # (n_w, n_z): P(w) E[dL/dP(s,z) | w]
         if it % check_every == 1 or check_every == 1:
             scores = np.asarray(data.g_s.T @ fill_unused(lin, data, privacy, nu, support))
             lb, _ = linearised_bound(lin.offset, scores, data.cost, budget, support, nu)
