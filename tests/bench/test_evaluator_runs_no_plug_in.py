@@ -10,15 +10,11 @@ as its worker and would carry the patch into the later honest case.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
 
-from privbench.bench.store import read_records
 from privbench.datasets import SymmetricPair
 from privbench.datasets.errors import InputError
 from privbench.learners import Learner, available, register, resolve_learner
@@ -69,15 +65,8 @@ SUITE = textwrap.dedent('''
 ''')
 
 
-def test_a_plug_in_that_patches_the_evaluators_is_scored_at_its_true_leakage_and_spares_later_cases(tmp_path):
-    (tmp_path / "pb_patcher.py").write_text(PATCHER)
-    (tmp_path / "suite.yaml").write_text(SUITE)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, "-m", "privbench.bench.cli", "run", "--suite", str(tmp_path / "suite.yaml"),
-                          "--out", str(tmp_path / "res"), "--jobs", "1", "--quiet"],
-                         capture_output=True, text=True, env=env, timeout=600)
-    assert out.returncode in (0, 1), out.stderr[-2000:]
-    df = read_records(tmp_path / "res").sort_values("started_at")
+def test_a_plug_in_that_patches_the_evaluators_is_scored_at_its_true_leakage_and_spares_later_cases(tmp_path, run_plugin_suite):
+    df = run_plugin_suite(tmp_path, {"pb_patcher": PATCHER}, SUITE)
     assert list(df["learner"]) == ["pb_patcher:Patcher", "identity"]  # the patcher first, one worker
     m, p = 4, 0.3  # P(S = U) = 1 - p, else uniform over the m - 1 others: I(S; U) = log m - H(S | U)
     truth = np.log(m) + (1 - p) * np.log(1 - p) + p * np.log(p / (m - 1))  # Z = U: 0.4458 nats

@@ -9,14 +9,10 @@ modules or on the stack, and then the constant.  The truth is that of Z = U, I(S
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 
-from privbench.bench.store import read_records
 from privbench.datasets import SymmetricPair
 from privbench.theory.measures import scenario_channel_measures
 
@@ -80,16 +76,8 @@ SUITE = textwrap.dedent('''
 ''')
 
 
-def test_a_plug_in_that_loads_the_bench_does_not_expose_it_to_a_later_case(tmp_path):
-    (tmp_path / "pb_loader.py").write_text(LOADER)
-    (tmp_path / "pb_aware.py").write_text(AWARE)
-    (tmp_path / "suite.yaml").write_text(SUITE)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, "-m", "privbench.bench.cli", "run", "--suite", str(tmp_path / "suite.yaml"),
-                          "--out", str(tmp_path / "res"), "--jobs", "1", "--quiet"],
-                         capture_output=True, text=True, env=env, timeout=600)
-    assert out.returncode in (0, 1), out.stderr[-2000:]
-    df = read_records(tmp_path / "res").sort_values("started_at")
+def test_a_plug_in_that_loads_the_bench_does_not_expose_it_to_a_later_case(tmp_path, run_plugin_suite):
+    df = run_plugin_suite(tmp_path, {"pb_loader": LOADER, "pb_aware": AWARE}, SUITE)
     assert [lr.split(":")[0] for lr in df["learner"]] == ["pb_loader", "pb_aware"]  # the loader first
     truth = float(scenario_channel_measures(SymmetricPair(4, 0.3), np.eye(4), "useful")["mi"])  # Z = U
     aware = df[df["learner"] == "pb_aware:Aware"].iloc[0]
