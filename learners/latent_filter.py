@@ -70,7 +70,7 @@ from .nn.filter_sets import FilterSets, member_block, start_sweep
 from .nn.sweep import SweepMLP
 from .nn.utility import UtilityHeads, utility_targets
 from .nn.vae import Autoencoder, train_autoencoder
-from .nn.vae_cache import shared_autoencoder
+from .nn.vae_cache import fit_autoencoder_for
 from .registry import register
 from .serves import Serves
 
@@ -263,8 +263,7 @@ class LatentFilter(Learner):
         hp = self.resolved(task, len(samples))
         seed_ae, seed_f = seeds(seed, 2)
         with torch_threads(self.threads if device.type == "cpu" else None):
-            ae = (shared_autoencoder(samples, task, hp, device) if self.share_vae
-                  else train_autoencoder(samples, task, hp, seed_ae, device))
+            ae = fit_autoencoder_for(samples, task, hp, seed_ae, device, self.share_vae)
             return self._train_filters([ae], [samples], task, budgets, hp, [seed_f], device)[0]
 
     def _fit_many(self, samples_list: list[Samples], task: Task, budgets: np.ndarray, seeds_list: list[int],
@@ -273,8 +272,7 @@ class LatentFilter(Learner):
         hp = self.resolved(task, len(samples_list[0]))
         pairs = [seeds(sd, 2) for sd in seeds_list]
         with torch_threads(self.threads if device.type == "cpu" else None):
-            aes = [shared_autoencoder(s, task, hp, device) if self.share_vae
-                   else train_autoencoder(s, task, hp, p[0], device) for s, p in zip(samples_list, pairs)]
+            aes = [fit_autoencoder_for(s, task, hp, p[0], device, self.share_vae) for s, p in zip(samples_list, pairs)]
             return self._train_filters(aes, samples_list, task, budgets, hp, [p[1] for p in pairs], device)
 
     # --- internals --------------------------------------------------------

@@ -48,8 +48,7 @@ from privbench.datasets.tasks import Task
 from .base import Learner, Mechanism, check_choice
 from .nn.core import seeds, torch_threads
 from .nn.private_vae_game import PRIVACY_TERMS, train_private_vaes
-from .nn.vae import train_autoencoder
-from .nn.vae_cache import shared_autoencoder
+from .nn.vae_cache import fit_autoencoder_for
 from .private_vae_mechanism import PrivateVAEMechanism
 from .registry import register
 from .serves import Serves
@@ -147,8 +146,7 @@ class PrivateVAE(Learner):
         hp = self.resolved(task, len(samples))
         seed_ae, seed_ft = seeds(seed, 2)
         with torch_threads(self.threads if device.type == "cpu" else None):
-            ae = (shared_autoencoder(samples, task, hp, device) if self.share_vae
-                  else train_autoencoder(samples, task, hp, seed_ae, device))
+            ae = fit_autoencoder_for(samples, task, hp, seed_ae, device, self.share_vae)
             members = train_private_vaes(ae, samples, task, hp, budgets, self.privacy, seed_ft, device)
         cfg = {**ae.config, "sample_posterior": hp["sample_posterior"]}
         out: list[Mechanism] = []

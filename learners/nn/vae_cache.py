@@ -121,3 +121,10 @@ def cache_directory() -> Iterator[Path]:
                 os.environ.pop(CACHE_ENV, None)
             else:
                 os.environ[CACHE_ENV] = old
+
+
+def fit_autoencoder_for(samples: Samples, task: Task, hp: dict[str, Any], seed: int, device: torch.device,
+                        share: bool) -> Autoencoder:
+    """A fit's VAE: the training set's shared one (:func:`shared_autoencoder`; ``share``, the learners'
+    ``share_vae``), else one trained from the fit's own ``seed``."""
+    return shared_autoencoder(samples, task, hp, device) if share else train_autoencoder(samples, task, hp, seed, device)
