@@ -79,6 +79,7 @@ from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice, mechanism_type
+from .image_calibration import A_MAX, apply_image_calibration, image_budget_calibration
 from .registry import register
 from .nn.core import rng_generator, seeds, torch_threads
 from .nn.image_game import ImageGame, entropy_of_labels, mech_input, release_parts, soft_clip, train_image_game
@@ -103,6 +104,8 @@ SCHEDULES: dict[str, dict[str, Any]] = {
     "gpu": dict(_SHARP, hidden=(1024, 1024, 1024), adv_hidden=(512,), disc_hidden=(512,), n_noise=64, epochs=120,
                 batch_size=100, lr=3e-4, adv_lr=1e-3, adv_steps=3),
 }
+#: training rows released (twice) to measure and calibrate the distortion after training
+CALIBRATION_ROWS = 5000
 ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "elu": F.elu, "leaky_relu": F.leaky_relu}
 OVERRIDABLE = ("hidden", "adv_hidden", "disc_hidden", "n_noise", "epochs", "batch_size", "adv_steps", "lr", "adv_lr",
                "activation", "arch", "skip_clamp", "gate_bias", "objective", "start", "penalty")
@@ -123,11 +126,14 @@ class ImageMLPMechanism(Mechanism):
         Seed noise dimension (Uniform[-1, 1]).
     activation : str
         Hidden activation, one of tanh, relu, elu, leaky_relu.
+    blend : float or None
+        The budget calibration (:mod:`.image_calibration`): the release is (1 - blend) Z + blend U.
     """
 
     def __init__(self, task: Task, budget: float, weights: Sequence[torch.Tensor], biases: Sequence[torch.Tensor],
                  n_noise: int, activation: str = "tanh", skip_clamp: float | None = None,
-                 info: dict[str, Any] | None = None, gate_bias: float | None = None) -> None:
+                 info: dict[str, Any] | None = None, gate_bias: float | None = None,
+                 blend: float | None = None) -> None:
         super().__init__(task, budget, info)
         if task.kind != "image":
             raise InputError("ppan-image-mlp mechanisms are for image tasks")
@@ -138,6 +144,9 @@ class ImageMLPMechanism(Mechanism):
         self.activation = activation
         self.skip_clamp = None if skip_clamp is None else float(skip_clamp)
         self.gate_bias = None if gate_bias is None else float(gate_bias)
+        self.blend = None if blend is None else float(blend)
+        if self.blend is not None and not 0.0 <= self.blend <= A_MAX:
+            raise InputError(f"blend={self.blend!r} must lie in [0, {A_MAX}] (the budget calibration's weight of U)")
         if self.gate_bias is not None and self.skip_clamp is None:
             raise InputError("a gated ppan-image-mlp mechanism needs skip_clamp (the clamp of its sharp path)")
         d_out = task.d_u * (1 if self.gate_bias is None else 2)  # type: ignore[operator]
@@ -165,24 +174,26 @@ class ImageMLPMechanism(Mechanism):
         gen = rng_generator(rng)
         noise = torch.rand(len(w), self.n_noise, generator=gen, dtype=torch.float64) * 2 - 1
         wt = torch.as_tensor(w, dtype=torch.float64)
-        return self._net(mech_input(wt, self.task, noise), wt[:, -self.task.d_u:]).numpy()
+        z = self._net(mech_input(wt, self.task, noise), wt[:, -self.task.d_u:]).numpy()
+        return apply_image_calibration(z, w[:, -self.task.d_u:], self.blend)
 
     def params(self) -> dict[str, Any]:
         return {"layers": [list(w.shape) for w in self.weights], "n_noise": self.n_noise,
-                "activation": self.activation, "skip_clamp": self.skip_clamp, "gate_bias": self.gate_bias}
+                "activation": self.activation, "skip_clamp": self.skip_clamp, "gate_bias": self.gate_bias,
+                "blend": self.blend}
 
     def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
         tensors = {f"w{i}": w for i, w in enumerate(self.weights)}
         tensors.update({f"b{i}": b for i, b in enumerate(self.biases)})
         return {"n_layers": len(self.weights), "n_noise": self.n_noise, "activation": self.activation,
-                "skip_clamp": self.skip_clamp, "gate_bias": self.gate_bias}, tensors
+                "skip_clamp": self.skip_clamp, "gate_bias": self.gate_bias, "blend": self.blend}, tensors
 
     @classmethod
     def _from_state(cls, task, budget, info, config, tensors):  # type: ignore[override]
         n = int(config["n_layers"])
         return cls(task, budget, [tensors[f"w{i}"] for i in range(n)], [tensors[f"b{i}"] for i in range(n)],
                    int(config["n_noise"]), str(config["activation"]), config["skip_clamp"], info,
-                   config.get("gate_bias"))
+                   config.get("gate_bias"), config.get("blend"))
 
 
 def sweep_linears(net: SweepMLP) -> list[SweepLinear]:
@@ -226,6 +237,12 @@ class PPANImage(Learner):
         Starting logit of the gate of ``gated`` (3: the release starts 95% the image).
     threads : int or None
         torch intra-op threads while training (None: leave torch's setting).
+    calibrate : bool
+        After training, blend each member that is over its budget on the training rows with the
+        image until it meets the budget (:mod:`.image_calibration`, ``info["budget_calibration"]``).
+    budget_margin : float
+        How many standard errors of the measured distortion a calibrated member is brought below
+        its budget (fresh data then stay within it with high probability).
     """
 
     name = "ppan-image"
@@ -242,7 +259,8 @@ class PPANImage(Learner):
                  penalty: float | None = None, gamma: float = 0.0, activation: str | None = None,
                  skip: bool | None = None, skip_clamp: float | None = None, arch: str | None = None,
                  gate_bias: float | None = None, objective: str | None = None,
-                 start: str | None = None, threads: int | None = 1) -> None:
+                 start: str | None = None, threads: int | None = 1, calibrate: bool = True,
+                 budget_margin: float = 2.0) -> None:
         self.schedule = schedule
         self.hidden = hidden
         self.adv_hidden = adv_hidden
@@ -263,6 +281,8 @@ class PPANImage(Learner):
         self.objective = objective
         self.start = start
         self.threads = threads
+        self.calibrate = calibrate
+        self.budget_margin = budget_margin
 
     def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
         """The schedule's hyper-parameters with this learner's overrides (validated)."""
@@ -296,8 +316,12 @@ class PPANImage(Learner):
         c = cfg["skip_clamp"]
         if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0 < c < 0.5:
             raise InputError(f"skip_clamp={c!r} must be a number in (0, 0.5)")
+        if not isinstance(self.calibrate, (bool, np.bool_)):
+            raise InputError(f"calibrate={self.calibrate!r} must be True or False")
+        if task.distortion not in ("xent", "mse") and self.calibrate:
+            raise InputError(f"calibrate=True needs an xent or mse distortion, not {task.distortion!r}")
         for key, v in (("lr", cfg["lr"]), ("adv_lr", cfg["adv_lr"]), ("penalty", cfg["penalty"]),
-                       ("gamma", self.gamma)):
+                       ("gamma", self.gamma), ("budget_margin", self.budget_margin)):
             positive = key in ("lr", "adv_lr")
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 \
                     or (positive and v == 0):
@@ -311,7 +335,32 @@ class PPANImage(Learner):
             game = ImageGame(task, len(budgets), cfg, s_init, device, float(self.gamma), float(cfg["penalty"]))
             final, step = train_image_game(game, task.observe(samples), samples.u, np.asarray(samples.s), budgets,
                                            s_train, device)
-        return self._mechanisms(game.mech, final, samples, task, budgets, cfg, step)
+        mechs = self._mechanisms(game.mech, final, samples, task, budgets, cfg, step)
+        return [self._calibrated(samples, task, m, seed, i) for i, m in enumerate(mechs)]  # type: ignore[arg-type]
+
+    def _calibrated(self, samples: Samples, task: Task, mech: ImageMLPMechanism, seed: int, i: int) -> Mechanism:
+        """``mech`` after the budget calibration (:mod:`.image_calibration`) on up to ``CALIBRATION_ROWS``
+        training rows released twice with fresh noise (``calibrate=False``: ``mech`` as trained)."""
+        if not self.calibrate:
+            return mech
+        n = min(len(samples), CALIBRATION_ROWS)
+        w = task.observe(samples)[:n]
+        u = np.asarray(samples.u, dtype=float).reshape(len(samples), -1)[:n]
+        rng = np.random.default_rng([int(seed), 3, i])
+        cal = image_budget_calibration(mech.release(w, rng), mech.release(w, rng), u, mech.budget,
+                                       float(self.budget_margin), str(task.distortion))
+        info = {**mech.info, "budget_calibration": cal}
+        if not cal["applied"]:
+            mech.info = info
+            return mech
+        info["over_budget"] = bool(cal["calibrated_distortion"] > mech.budget * 1.05 + 1e-3)
+        ta = info.get("training_adversary")
+        if isinstance(ta, dict):  # the learner's own claim describes the release it trained, not this one
+            info["training_adversary"] = {**ta, "calibrated": False,
+                                          "note": f"{ta.get('note', '')}; of the release before the budget "
+                                                  "calibration (info['budget_calibration'])"}
+        return ImageMLPMechanism(task, mech.budget, mech.weights, mech.biases, mech.n_noise, mech.activation,
+                                 mech.skip_clamp, info, mech.gate_bias, cal["blend"])
 
     def _mechanisms(self, mech: SweepMLP, final: dict[str, list[float]], samples: Samples, task: Task,
                     budgets: np.ndarray, cfg: dict[str, Any], step: int) -> list[Mechanism]:
