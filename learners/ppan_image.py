@@ -54,14 +54,14 @@ Schedules
 The paper's MNIST runs trade off with a Lagrange weight (lambda from 35 to 2); here
 every run targets a budget through the penalty above (PPAN §II-B's variant).
 
-Budgets are batched: one network per budget, all trained as one with the
-sweep layers of :mod:`.nn.sweep` (independent weights, one Adam state each).
-On an H100 five budgets cost what one does (about 5 ms a step, default and paper,
-measured before the sharp design; gpu is not measured yet); on one CPU thread the cost grows
-linearly (default: 11 ms a step per budget, paper: 55 ms, on the 3,500-image MNIST-subset split).
-The soft logit bound ``logit_max * tanh(logit / logit_max)`` keeps releases
-strictly inside (0, 1) (cost below 1e-5 nats per pixel) so that the
-cross-entropy of a release is always finite.
+Budgets are batched: one network per budget, all trained as one with the sweep layers of
+:mod:`.nn.sweep` (independent weights, one Adam state each). On an H100 five budgets cost what one
+does (about 5 ms a step, default and paper, measured before the sharp design); on one CPU thread the
+cost grows linearly (default: 11 ms a step per budget, paper: 55 ms, 3,500 MNIST-subset images).
+The soft logit bound ``logit_max * tanh(logit / logit_max)`` keeps releases strictly inside (0, 1)
+(cost below 1e-5 nats per pixel) so that the cross-entropy of a release is always finite.
+After training, a member over its budget is blended with the image (:mod:`.image_calibration`), and
+the adversary trains on against the frozen release before it reports (:mod:`.nn.image_refit`).
 """
 
 from __future__ import annotations
@@ -81,8 +81,9 @@ from privbench.datasets.tasks import Task
 from .base import Learner, Mechanism, check_choice, mechanism_type
 from .image_calibration import A_MAX, apply_image_calibration, image_budget_calibration
 from .registry import register
-from .nn.core import rng_generator, seeds, torch_threads
+from .nn.core import rng_generator, seeds, to_tensor, torch_threads
 from .nn.image_game import ImageGame, entropy_of_labels, mech_input, release_parts, soft_clip, train_image_game
+from .nn.image_refit import converge_adversary, converged_claim
 from .nn.sweep import SweepLinear, SweepMLP
 from .serves import Serves
 
@@ -104,8 +105,7 @@ SCHEDULES: dict[str, dict[str, Any]] = {
     "gpu": dict(_SHARP, hidden=(1024, 1024, 1024), adv_hidden=(512,), disc_hidden=(512,), n_noise=64, epochs=120,
                 batch_size=100, lr=3e-4, adv_lr=1e-3, adv_steps=3),
 }
-#: training rows released (twice) to measure and calibrate the distortion after training
-CALIBRATION_ROWS = 5000
+CALIBRATION_ROWS = 5000  # training rows released (twice) to measure and calibrate the distortion
 ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "elu": F.elu, "leaky_relu": F.leaky_relu}
 OVERRIDABLE = ("hidden", "adv_hidden", "disc_hidden", "n_noise", "epochs", "batch_size", "adv_steps", "lr", "adv_lr",
                "activation", "arch", "skip_clamp", "gate_bias", "objective", "start", "penalty")
@@ -241,8 +241,11 @@ class PPANImage(Learner):
         After training, blend each member that is over its budget on the training rows with the
         image until it meets the budget (:mod:`.image_calibration`, ``info["budget_calibration"]``).
     budget_margin : float
-        How many standard errors of the measured distortion a calibrated member is brought below
-        its budget (fresh data then stay within it with high probability).
+        Standard errors of its measured distortion a calibrated member is brought below its budget.
+    adversary_epochs : int
+        After training (and calibration), the game's adversary trains on against the frozen release
+        for at most this many epochs (early stopping; :mod:`.nn.image_refit`) before it reports its
+        ``training_adversary`` accuracy (0: report it as the game left it).
     """
 
     name = "ppan-image"
@@ -260,7 +263,7 @@ class PPANImage(Learner):
                  skip: bool | None = None, skip_clamp: float | None = None, arch: str | None = None,
                  gate_bias: float | None = None, objective: str | None = None,
                  start: str | None = None, threads: int | None = 1, calibrate: bool = True,
-                 budget_margin: float = 2.0) -> None:
+                 budget_margin: float = 2.0, adversary_epochs: int = 40) -> None:
         self.schedule = schedule
         self.hidden = hidden
         self.adv_hidden = adv_hidden
@@ -283,6 +286,7 @@ class PPANImage(Learner):
         self.threads = threads
         self.calibrate = calibrate
         self.budget_margin = budget_margin
+        self.adversary_epochs = adversary_epochs
 
     def resolved(self, task: Task, n_train: int) -> dict[str, Any]:
         """The schedule's hyper-parameters with this learner's overrides (validated)."""
@@ -301,9 +305,9 @@ class PPANImage(Learner):
             cfg[key] = tuple(int(h) for h in cfg[key])
             if any(h < 1 for h in cfg[key]):
                 raise InputError(f"{key}={cfg[key]!r} must hold positive layer widths")
-        for key in ("n_noise", "epochs", "batch_size", "adv_steps"):
-            v = cfg[key]
-            lo = 0 if key == "n_noise" else 1
+        for key in ("n_noise", "epochs", "batch_size", "adv_steps", "adversary_epochs"):
+            v = getattr(self, key) if key == "adversary_epochs" else cfg[key]
+            lo = 0 if key in ("n_noise", "adversary_epochs") else 1
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
                 raise InputError(f"{key}={v!r} must be an integer >= {lo}")
         check_choice("arch", cfg["arch"], ARCHS)
@@ -330,13 +334,21 @@ class PPANImage(Learner):
 
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
         cfg = self.resolved(task, len(samples))
-        s_init, s_train = seeds(seed, 2)
+        s_init, s_train, s_refit = seeds(seed, 3)
+        w, s = task.observe(samples), np.asarray(samples.s)
         with torch_threads(self.threads if device.type == "cpu" else None):
             game = ImageGame(task, len(budgets), cfg, s_init, device, float(self.gamma), float(cfg["penalty"]))
-            final, step = train_image_game(game, task.observe(samples), samples.u, np.asarray(samples.s), budgets,
-                                           s_train, device)
-        mechs = self._mechanisms(game.mech, final, samples, task, budgets, cfg, step)
-        return [self._calibrated(samples, task, m, seed, i) for i, m in enumerate(mechs)]  # type: ignore[arg-type]
+            final, step = train_image_game(game, w, samples.u, s, budgets, s_train, device)
+            mechs = [self._calibrated(samples, task, m, seed, i)  # type: ignore[arg-type]
+                     for i, m in enumerate(self._mechanisms(game.mech, final, samples, task, budgets, cfg, step))]
+            if self.adversary_epochs:
+                own = converge_adversary(game, to_tensor(w, device), to_tensor(samples.u, device),
+                                         torch.as_tensor(s, dtype=torch.long, device=device), final["fit_rows"],
+                                         [m.blend or 0.0 for m in mechs], s_refit,  # type: ignore[attr-defined]
+                                         int(self.adversary_epochs))
+                for i, m in enumerate(mechs):
+                    m.info["training_adversary"] = converged_claim(m.info["training_adversary"], own, i)
+        return mechs
 
     def _calibrated(self, samples: Samples, task: Task, mech: ImageMLPMechanism, seed: int, i: int) -> Mechanism:
         """``mech`` after the budget calibration (:mod:`.image_calibration`) on up to ``CALIBRATION_ROWS``
@@ -354,11 +366,9 @@ class PPANImage(Learner):
             mech.info = info
             return mech
         info["over_budget"] = bool(cal["calibrated_distortion"] > mech.budget * 1.05 + 1e-3)
-        ta = info.get("training_adversary")
-        if isinstance(ta, dict):  # the learner's own claim describes the release it trained, not this one
-            info["training_adversary"] = {**ta, "calibrated": False,
-                                          "note": f"{ta.get('note', '')}; of the release before the budget "
-                                                  "calibration (info['budget_calibration'])"}
+        ta = info["training_adversary"]  # the game's claim describes the release it trained, not this one
+        info["training_adversary"] = {**ta, "calibrated": False, "note": ta["note"] + "; of the release before the "
+                                      "budget calibration (info['budget_calibration'])"}
         return ImageMLPMechanism(task, mech.budget, mech.weights, mech.biases, mech.n_noise, mech.activation,
                                  mech.skip_clamp, info, mech.gate_bias, cal["blend"])
 

@@ -257,8 +257,9 @@ class ImageGame:
 
 
 def train_image_game(game: ImageGame, W: np.ndarray, U: np.ndarray, S: np.ndarray, budgets: np.ndarray,
-                     seed: int, device: torch.device) -> tuple[dict[str, list[float]], int]:
-    """Alternate critic and mechanism steps for ``cfg["epochs"]`` passes; returns (final stats, steps)."""
+                     seed: int, device: torch.device) -> tuple[dict[str, Any], int]:
+    """Alternate critic and mechanism steps for ``cfg["epochs"]`` passes; returns (final stats, steps),
+    the stats with ``fit_rows`` (bool, (n,)): the rows the adversary trained on."""
     cfg, k = game.cfg, game.k
     s_noise, s_batch = seeds(seed, 2)
     g_noise = generator(s_noise, device)
@@ -286,7 +287,7 @@ def train_image_game(game: ImageGame, W: np.ndarray, U: np.ndarray, S: np.ndarra
             game.critic_steps(z.detach(), u, s, fit[idx], step)
             game.mech_step(z, dist, s, budget_t, step)
             step += 1
-    return final_stats(game, Wt, Ut, St, fit, g_noise), step
+    return {**final_stats(game, Wt, Ut, St, fit, g_noise), "fit_rows": fit.bool().cpu().numpy()}, step
 
 
 @torch.no_grad()

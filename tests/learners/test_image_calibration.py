@@ -91,10 +91,12 @@ def test_under_trained_member_meets_its_budget_on_fresh_draws(distortion, budget
         assert fresh_distortion(raw) > 1.1 * budget  # the member is over its budget without the calibration
         info = cal.info["budget_calibration"]
         assert info["applied"] and 0 < info["blend"] < 1 and info["train_distortion"] > budget
-        assert not cal.info["over_budget"] and cal.info["training_adversary"]["calibrated"] is False
+        assert not cal.info["over_budget"] and cal.info["training_adversary"]["calibrated"] is True  # refit on it
         measured.append(fresh_distortion(cal))
         assert 0.95 * budget < measured[-1] <= budget + info["calibrated_stderr"], measured
     assert np.mean(measured) <= budget, measured
+    unfit = PPANImage(**RAW, adversary_epochs=0).fit(samples, task, budget, seed=seed, device="cpu")
+    assert unfit.info["training_adversary"]["calibrated"] is False  # the game's adversary saw the raw release
     # the release is (1 - a) Z + a U of the trained member, with the same noise
     a = info["blend"]
     z_raw = raw.release(u[:50], np.random.default_rng(3))
