@@ -6,11 +6,10 @@ under-read what the bench's fresh classifier finds by 0.03-0.29 on the MNIST sub
 trained on E log Q(S | Z) also learns releases that the current adversary reads confidently
 wrong).  Here the mechanism is frozen, at its calibrated release (:mod:`..image_calibration`:
 Y = (1 - a) Z + a U), and the adversary of the game, warm-started, keeps training on releases of
-its own training rows (fresh noise in every batch) as the bench's classifier trains: Adam
-(``REFIT["lr"]``), mini-batches of ``REFIT["batch_size"]``, early stopping on the summed
-cross-entropy of a fixed release of ``REFIT["stop_fraction"]`` of those rows (patience
-``REFIT["patience"]`` epochs, at most ``REFIT["max_epochs"]``), each member of the sweep on its
-own.  Its accuracy and cross-entropy are then read on one release of the rows it never trained on
+its own training rows (fresh noise in every batch) as the bench's classifier trains: Adam at the
+game's ``adv_lr`` on the game's mini-batches, early stopping on the summed cross-entropy of a
+fixed release of ``REFIT["stop_fraction"]`` of those rows (patience ``REFIT["patience"]`` epochs,
+at most ``adversary_epochs``), each member of the sweep on its own.  Its accuracy and cross-entropy are then read on one release of the rows it never trained on
 (the game's held rows, ``ADV_HOLD`` of the training set), as before.  The mechanism's weights
 are not touched: only what the learner claims about its release changes.
 """
@@ -25,8 +24,9 @@ import torch.nn.functional as F
 
 from .core import check_loss, generator, seeds
 
-#: the refit's optimiser and stopping rule (the bench's fresh classifier's, bench/evaluators/classifier.py)
-REFIT = {"lr": 1e-3, "batch_size": 128, "max_epochs": 40, "patience": 3, "stop_fraction": 0.15}
+#: the refit's stopping rule (the bench's fresh classifier's, bench/evaluators/classifier.py); its learning
+#: rate and batch size are the game's adversary's (``adv_lr``, ``batch_size``)
+REFIT = {"patience": 3, "stop_fraction": 0.15}
 
 
 def converge_adversary(game: Any, W: torch.Tensor, U: torch.Tensor, S: torch.Tensor, fit: np.ndarray,
@@ -72,12 +72,12 @@ def converge_adversary(game: Any, W: torch.Tensor, U: torch.Tensor, S: torch.Ten
         return (1 - a) * z + a * U[idx]
 
     z_stop, s_stop = release(stop_rows), S[torch.as_tensor(stop_rows, device=S.device)]
-    opt = torch.optim.Adam(game.adv.parameters(), lr=REFIT["lr"])
+    opt = torch.optim.Adam(game.adv.parameters(), lr=float(game.cfg["adv_lr"]))
     best = xent_per_member(game, z_stop, s_stop)
     best_state = {name: t.detach().clone() for name, t in game.adv.state_dict().items()}
     since = torch.zeros(k, dtype=torch.long)
     best_epoch = torch.zeros(k, dtype=torch.long)
-    bs = int(REFIT["batch_size"])
+    bs = int(game.cfg["batch_size"])
     for epoch in range(int(max_epochs)):
         if bool((since >= REFIT["patience"]).all()):
             break
