@@ -12,7 +12,7 @@ image it observed,
     Y = (1 - a) Z + a U,
 
 with ``a`` in [0, A_MAX] the least blend whose distortion d(a) on those rows meets its target
-``D - margin * se(a)`` (at least D / 2; se(a) the standard error of d(a)), found by bisection.  Both distortions are convex in the
+``D - margin * se(a)`` (at least D / 2; se(a) the standard error of d(a)), found by regula falsi (Illinois).  Both distortions are convex in the
 prediction, so the blend's distortion is convex in ``a`` and falls from ``d`` at a = 0 to its
 least value at a = 1 (Y = U: the identity, the least cross-entropy any release can have); a
 budget below that is met as nearly as any release can (a = A_MAX).  Y is post-processing of
@@ -30,8 +30,9 @@ from scipy.special import xlogy
 
 #: the largest blend: Y stays strictly inside (0, 1) wherever Z is
 A_MAX = 1.0 - 1e-6
-#: bisection steps on the blend (its error is below 2^-40 of [0, A_MAX])
-BISECTIONS = 40
+#: the root search on the blend stops within this of the root (in blend or in distortion) or after MAX_STEPS
+TOLERANCE = 1e-12
+MAX_STEPS = 100
 DISTORTIONS = ("xent", "mse")
 
 
@@ -97,15 +98,34 @@ def image_budget_calibration(z1: np.ndarray, z2: np.ndarray, u: np.ndarray, budg
                            "target": target}
     if not d > float(budget):
         return out
-    lo, hi = 0.0, A_MAX  # lo above its target throughout; hi within its target once one can be
+    hi = A_MAX
     hi_d, hi_se, hi_target = stats(hi)
     if hi_d <= hi_target:
-        for _ in range(BISECTIONS):
-            mid = 0.5 * (lo + hi)
-            mid_d, mid_se, mid_target = stats(mid)
-            if mid_d > mid_target:
-                lo = mid
-            else:
-                hi, hi_d, hi_se, hi_target = mid, mid_d, mid_se, mid_target
+        hi, (hi_d, hi_se, hi_target) = bracketed_root(stats, d - target, hi, hi_d - hi_target)
     out.update(applied=True, blend=hi, calibrated_distortion=hi_d, calibrated_stderr=hi_se, target=hi_target)
     return out
+
+
+def bracketed_root(stats: Any, g_lo: float, hi: float, g_hi: float) -> tuple[float, tuple[float, float, float]]:
+    """The least blend in (0, hi] whose excess g(a) = distortion - target is <= 0, to ``TOLERANCE``:
+    regula falsi with the Illinois rule (g is convex and falling: a few steps), bisection when it
+    stalls; g(0) = ``g_lo`` > 0 >= g(hi) = ``g_hi``.  Returns (a, stats(a)) with g(a) <= 0."""
+    lo = 0.0
+    best = stats(hi)
+    side = 0
+    for step in range(MAX_STEPS):
+        if hi - lo <= TOLERANCE or -g_hi <= TOLERANCE:
+            break
+        a = hi - g_hi * (hi - lo) / (g_hi - g_lo) if step % 4 != 3 else 0.5 * (lo + hi)
+        a = min(max(a, lo + 0.01 * (hi - lo)), hi - 0.01 * (hi - lo))
+        now = stats(a)
+        g = now[0] - now[2]
+        if g > 0:
+            lo, g_lo = a, g
+            g_hi = g_hi / 2 if side == -1 else g_hi  # Illinois: the end kept twice has its value halved
+            side = -1
+        else:
+            hi, g_hi, best = a, g, now
+            g_lo = g_lo / 2 if side == 1 else g_lo
+            side = 1
+    return hi, best

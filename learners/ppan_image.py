@@ -238,8 +238,7 @@ class PPANImage(Learner):
     threads : int or None
         torch intra-op threads while training (None: leave torch's setting).
     calibrate : bool
-        After training, blend each member that is over its budget on the training rows with the
-        image until it meets the budget (:mod:`.image_calibration`, ``info["budget_calibration"]``).
+        Blend a member over its budget with the image until it meets it (:mod:`.image_calibration`).
     budget_margin : float
         Standard errors of its measured distortion a calibrated member is brought below its budget.
     adversary_epochs : int
@@ -253,7 +252,8 @@ class PPANImage(Learner):
     serves = Serves(kinds=("image",))
     observations = ("useful", "full")
     privacies = ("mi",)
-    test_params = dict(hidden=(16,), adv_hidden=(16,), disc_hidden=(8,), n_noise=4, epochs=2, batch_size=32)
+    test_params = dict(hidden=(16,), adv_hidden=(16,), disc_hidden=(8,), n_noise=4, epochs=2, batch_size=32,
+                       adversary_epochs=5)
 
     def __init__(self, schedule: str = "default", hidden: tuple[int, ...] | None = None,
                  adv_hidden: tuple[int, ...] | None = None, disc_hidden: tuple[int, ...] | None = None,
