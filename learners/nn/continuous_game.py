@@ -181,6 +181,8 @@ def train_sweep(data: TrainingData | Bundle, cfg: dict[str, Any], hp: dict[str, 
     average = _IterateAverage(game.mech_params, steps, hp["average_fraction"])
     priv = torch.zeros(k, device=device)
     gauss_w = float(hp.get("gaussian_term", 0.0)) if not data.discrete and cfg["family"] != "gmm" else 0.0
+    res_w = float(hp.get("residual_penalty", 0.0)) if cfg["family"] == "seed" else 0.0
+    u_power = (data.u_std ** 2).sum(-1)[:, 0]  # tr cov U per member, (k,)
     ridges = [1e-6 * float((d.u_std ** 2).mean()) for d in data.datas]
     ridge = ridges[0] if len(ridges) == 1 else member_column(data, ridges)
     for step in range(steps):
@@ -201,6 +203,8 @@ def train_sweep(data: TrainingData | Bundle, cfg: dict[str, Any], hp: dict[str, 
             loss = ((1.0 - gauss_w) * priv + gauss_w * batch_gaussian_mi(s, z[:, :, 0, :], ridge) + pen).sum()
         else:
             loss = (priv + pen).sum()
+        if res_w > 0:  # the residual MLP's output power, in units of tr cov U (see residual_penalty)
+            loss = loss + res_w * ((game.mech.last_residual ** 2).sum(-1).mean(1) / u_power).sum()
         check_loss(loss, step, "mechanism loss")
         game.mechanism_step(loss)
         if hp["constraint"] == "lagrangian":

@@ -241,6 +241,7 @@ class SeedRelease(SweepRelease):
         else:
             eps = 2.0 * Streams.of(gen, k).rand((k, n, self.n_noise), w) - 1.0
         z = self.net(torch.cat([self._norm(w), eps], dim=-1))
+        self.last_residual = z  # f(W, eps) of this call, (k, n, d_u): its power is penalised in training
         if self.affine:
             z = z + torch.bmm(w, self.M) + self.c + torch.bmm(eps, self.L)
         elif self.residual:
