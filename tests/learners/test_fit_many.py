@@ -125,3 +125,27 @@ def test_latent_filter_fit_many_gives_each_set_its_own_fit(scenario, params, for
                                                rtol=1e-4, atol=1e-5, err_msg=key)
     a, b = many[0][0]._state()[1]["gamma"], many[1][0]._state()[1]["gamma"]
     assert not np.allclose(np.asarray(a, float), np.asarray(b, float))
+
+
+@pytest.mark.parametrize("observation,schedule", [("full", "default"), ("useful", "paper")])
+def test_gap_mixture_fit_many_gives_each_set_its_own_fit(observation, schedule):
+    # default: exact distortion, alpha-loss, cosine rate; paper: sampled distortion, cross-entropy
+    sc = make_scenario("binary-gmm", {"prior": 0.75, "mu": 3, "sigma0": 2, "sigma1": 1})
+    task = task_for(sc, observation, "map", None)
+    sets = [sc.sample(400, np.random.default_rng(r)) for r in range(3)]
+    learner = make_learner("gap-mixture", schedule=schedule, epochs=3, batch_size=64, hidden=(8,))
+    many = learner.fit_many(sets, task, [1.0, 3.0], [31, 32, 33], device="cpu")
+    assert len(many) == 3
+    for r, mechs in enumerate(many):
+        alone = learner.fit(sets[r], task, [1.0, 3.0], seed=31 + r, device="cpu")
+        for got, want in zip(mechs, alone):
+            assert got.budget == want.budget
+            close(got._state()[1], want._state()[1])
+            assert got.info["prior_estimate"] == want.info["prior_estimate"] == float(np.mean(sets[r].s))
+            for key in ("multiplier", "final_adversary_loss"):
+                np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
+            for key in ("mi", "accuracy", "h_s"):
+                np.testing.assert_allclose(got.info["training_adversary"][key], want.info["training_adversary"][key],
+                                           rtol=1e-4, atol=1e-5, err_msg=key)
+    a, b = many[0][0]._state()[1]["params"], many[1][0]._state()[1]["params"]
+    assert not np.allclose(np.asarray(a, float), np.asarray(b, float))
