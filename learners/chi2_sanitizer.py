@@ -214,8 +214,8 @@ class Chi2Sanitizer(Learner):
 
     def _fit_many(self, samples_list: list[Samples], task: Task, budgets: np.ndarray, seed_list: list[int],
                   device: Any) -> list[list[Mechanism]]:
-        """The distortion formulation: one batched sweep over every set's budgets (:mod:`.chi2_sets`), set
-        r's members seeded, fed and drawn as in a fit of set r alone; the utility formulation: set by set."""
+        """One batched sweep over every set's budgets (:mod:`.chi2_sets`; the utility formulation's in
+        :mod:`.chi2_utility`), set r's members seeded, fed and drawn as in a fit of set r alone."""
         hp = self.resolved(task, len(samples_list[0]))
         cond = self.condition
         if cond == "auto":
@@ -227,15 +227,14 @@ class Chi2Sanitizer(Learner):
         cfeats = [NoiseSanitizer(task, 0.0, {**c, "amplitude": 0.0}, {}).conditioning(task.observe(s))
                   for c, s in zip(configs, samples_list)]
         if self.formulation == "utility":  # every budget is an eta, 0 included
-            out = []
-            for s, u, c, cf, sd in zip(samples_list, us, configs, cfeats, seed_list):
-                config = {**c, "amplitude": noise_amplitude(u)}
-                with torch_threads(self.threads if device.type == "cpu" else None):
-                    trained = train_utility_sanitizers(s, task, budgets, cf, config, hp, self.privacy_weight, sd,
-                                                       device)
-                out.append([NoiseSanitizer(task, float(b), config, tensors, info)
-                            for b, (tensors, info) in zip(budgets, trained)])
-            return out
+            configs = [{**c, "amplitude": noise_amplitude(u)} for c, u in zip(configs, us)]
+            sets = Chi2Sets(samples_list, task, us, cfeats, configs, seed_list, len(budgets), device)
+            with torch_threads(self.threads if device.type == "cpu" else None):
+                trained = train_utility_sanitizers(sets, task, budgets, configs[0]["noise_dim"],
+                                                   [c["amplitude"] for c in configs], [s.utility for s in samples_list],
+                                                   hp, self.privacy_weight)
+            return [[NoiseSanitizer(task, float(b), c, tensors, info) for b, (tensors, info) in zip(budgets, t)]
+                    for c, t in zip(configs, trained)]
         active = [i for i, b in enumerate(budgets) if b > 0]
         trained: list[list[Any]] = [[] for _ in samples_list]
         if active:

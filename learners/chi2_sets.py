@@ -18,7 +18,6 @@ import torch
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
-from .chi2_utility import s_tensors
 from .nn.chi2 import Critic
 from .nn.core import ADVERSARY_CHECK_N, check_loss, generator, init_module, seeds, to_tensor
 from .nn.sweep import SweepMLP, stack_sweeps, sweep_slice
@@ -205,3 +204,15 @@ def final_critic(sets: Chi2Sets, critic: Critic, forward: Any, a: torch.Tensor, 
             + ("" if sets.label else "; product pairs by rolling S by half the rows")
             + "; a lower bound on chi^2(S;Y) up to sampling error; no MI surrogate (mi: None)")
     return [{"mi": None, "accuracy": None, "chi2": float(c), "n": m_chk, "note": note} for c in chi2]
+
+
+def s_tensors(samples: Samples, task: Task, label: bool, device: torch.device
+               ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(S, P(S)): labels and their frequencies for a label S, else the standardised S (n, d_s) and None."""
+    n = len(samples)
+    if label:
+        st = torch.as_tensor(np.asarray(samples.s, dtype=np.int64), device=device)
+        p_s = torch.as_tensor(np.bincount(samples.s, minlength=task.n_s) / n, dtype=torch.float32, device=device)
+        return st, p_s
+    sa = np.asarray(samples.s, dtype=float).reshape(n, -1)
+    return to_tensor((sa - sa.mean(0)) / np.maximum(sa.std(0), 1e-9), device), None

@@ -153,7 +153,8 @@ def test_gap_mixture_fit_many_gives_each_set_its_own_fit(observation, schedule):
 
 CHI2_CASES = [("hypothesis-testing", {"correlation": "correlated"}, "useful", {}),                 # label S
               ("binary-gmm", {"prior": 0.75, "mu": 3, "sigma0": 2, "sigma1": 1}, "full", {"utility": "mlp"}),
-              ("gaussian-scalar", {"rho": 0.85}, "full", {"condition": "w", "fill_budget": False})]  # S continuous
+              ("gaussian-scalar", {"rho": 0.85}, "full", {"condition": "w", "fill_budget": False}),  # S continuous
+              ("hypothesis-testing", {"correlation": "independent"}, "full", {"formulation": "utility"})]  # eta
 
 
 @pytest.mark.parametrize("scenario,params,observation,extra", CHI2_CASES)
@@ -173,7 +174,7 @@ def test_chi2_sanitizer_fit_many_gives_each_set_its_own_fit(scenario, params, ob
             assert got._state()[0]["u_mean"] == want._state()[0]["u_mean"]
             for key in ("amplitude",):
                 np.testing.assert_allclose(got._state()[0][key], want._state()[0][key], rtol=1e-4, err_msg=key)
-            if got.budget > 0:
+            if got.budget > 0 or "formulation" in extra:  # budget 0 of the distortion formulation: Z = U
                 for key in ("train_distortion", "last_batch_chi2_estimate"):
                     np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
                 np.testing.assert_allclose(got.info["training_adversary"]["chi2"],
