@@ -52,6 +52,7 @@ def score_saved(case: Any, files: list[str | None], errors: list[str | None], mo
     from privbench.datasets.scenarios import make_scenario
     from privbench.learners import load_builtin_mechanism
 
+    from .eval_reuse import reusing
     from .evaluators import evaluate, headline
     from .execute import score_budget
     from .records import error_text
@@ -59,6 +60,7 @@ def score_saved(case: Any, files: list[str | None], errors: list[str | None], mo
 
     plug_ins = plug_in_modules(case, modules)
     sc = make_scenario(case.scenario, case.params)
+    evaluate_case = reusing(evaluate)  # budgets whose mechanisms are one release: evaluated once (eval_reuse)
     out = []
     for budget, path, err in zip(case.budgets, files, errors):
         t0 = time.perf_counter()
@@ -75,7 +77,7 @@ def score_saved(case: Any, files: list[str | None], errors: list[str | None], mo
             out.append(({"status": "failed", "error": "load: " + error_text(exc)}, time.perf_counter() - t0))
             continue
         try:
-            fields = score_budget(case, sc, mech, budget, evaluate, headline, score, budget_kind)
+            fields = score_budget(case, sc, mech, budget, evaluate_case, headline, score, budget_kind)
         except Exception as exc:  # noqa: BLE001 - recorded, the case goes on
             fields = {"status": "failed", "error": "evaluate: " + error_text(exc)}
         if server.alive():

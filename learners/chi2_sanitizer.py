@@ -73,10 +73,9 @@ from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice
-from .chi2_utility import noise_amplitude, s_tensors, train_utility_sanitizers
-from .nn.chi2 import Critic
-from .nn.core import ADVERSARY_CHECK_N, check_loss, generator, init_module, seeds, to_tensor, torch_threads
-from .nn.sweep import SweepMLP, sweep_slice
+from .chi2_sets import Chi2Sets, train_distortion_sanitizers
+from .chi2_utility import noise_amplitude, train_utility_sanitizers
+from .nn.core import torch_threads
 from .noise_sanitizer import NoiseSanitizer
 from .registry import register
 from .serves import Serves
@@ -208,14 +207,45 @@ class Chi2Sanitizer(Learner):
         return hp
 
     # ------------------------------------------------------------------
+    batches_fits = True  # a case's repetitions: one sweep over every set's budgets (chi2_sets.Chi2Sets)
+
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
-        hp = self.resolved(task, len(samples))
+        return self._fit_many([samples], task, budgets, [seed], device)[0]
+
+    def _fit_many(self, samples_list: list[Samples], task: Task, budgets: np.ndarray, seed_list: list[int],
+                  device: Any) -> list[list[Mechanism]]:
+        """One batched sweep over every set's budgets (:mod:`.chi2_sets`; the utility formulation's in
+        :mod:`.chi2_utility`), set r's members seeded, fed and drawn as in a fit of set r alone."""
+        hp = self.resolved(task, len(samples_list[0]))
         cond = self.condition
         if cond == "auto":
             cond = "none" if task.observation == "useful" else "s"
         if cond == "s" and task.observation == "useful":
             raise InputError("condition='s' needs observation 'full' (the mechanism does not see S)")
-        u = np.asarray(samples.u, dtype=float).reshape(len(samples), -1)
+        us = [np.asarray(s.u, dtype=float).reshape(len(s), -1) for s in samples_list]
+        configs = [self._config(task, s, u, cond) for s, u in zip(samples_list, us)]
+        cfeats = [NoiseSanitizer(task, 0.0, {**c, "amplitude": 0.0}, {}).conditioning(task.observe(s))
+                  for c, s in zip(configs, samples_list)]
+        if self.formulation == "utility":  # every budget is an eta, 0 included
+            configs = [{**c, "amplitude": noise_amplitude(u)} for c, u in zip(configs, us)]
+            sets = Chi2Sets(samples_list, task, us, cfeats, configs, seed_list, len(budgets), device)
+            with torch_threads(self.threads if device.type == "cpu" else None):
+                trained = train_utility_sanitizers(sets, task, budgets, configs[0]["noise_dim"],
+                                                   [c["amplitude"] for c in configs], [s.utility for s in samples_list],
+                                                   hp, self.privacy_weight)
+            return [[NoiseSanitizer(task, float(b), c, tensors, info) for b, (tensors, info) in zip(budgets, t)]
+                    for c, t in zip(configs, trained)]
+        active = [i for i, b in enumerate(budgets) if b > 0]
+        trained: list[list[Any]] = [[] for _ in samples_list]
+        if active:
+            sets = Chi2Sets(samples_list, task, us, cfeats, configs, seed_list, len(active), device)
+            with torch_threads(self.threads if device.type == "cpu" else None):
+                trained = train_distortion_sanitizers(sets, task, budgets[active], configs[0]["noise_dim"], hp,
+                                                      self.utility == "mlp", self.fill_budget, self.privacy_weight,
+                                                      self.penalty, self.eta)
+        return [self._mechanisms(task, budgets, active, c, cf, t) for c, cf, t in zip(configs, cfeats, trained)]
+
+    def _config(self, task: Task, samples: Samples, u: np.ndarray, cond: str) -> dict[str, Any]:
         config: dict[str, Any] = {
             "condition": cond, "noise_dim": int(self.noise_dim or task.d_u), "activation": "leaky_relu",
             "utility": self.utility, "utility_activation": "tanh",
@@ -224,19 +254,13 @@ class Chi2Sanitizer(Learner):
         if task.kind == "gaussian":
             sa = np.asarray(samples.s, dtype=float).reshape(len(samples), -1)
             config["s_mean"], config["s_std"] = sa.mean(0).tolist(), np.maximum(sa.std(0), 1e-9).tolist()
-        probe = NoiseSanitizer(task, 0.0, {**config, "amplitude": 0.0}, {})
-        w = task.observe(samples)
-        cfeat = probe.conditioning(w)
-        if self.formulation == "utility":  # every budget is an eta, 0 included
-            config["amplitude"] = noise_amplitude(u)
-            with torch_threads(self.threads if device.type == "cpu" else None):
-                trained = train_utility_sanitizers(samples, task, budgets, cfeat, config, hp, self.privacy_weight,
-                                                   seed, device)
-            return [NoiseSanitizer(task, float(b), config, tensors, info) for b, (tensors, info) in zip(budgets, trained)]
-        active = [i for i, b in enumerate(budgets) if b > 0]
+        return config
+
+    @staticmethod
+    def _mechanisms(task: Task, budgets: np.ndarray, active: list[int], config: dict[str, Any], cfeat: np.ndarray,
+                    trained: list[tuple[dict[str, torch.Tensor], dict[str, Any]]]) -> list[Mechanism]:
+        """One set's mechanisms: the trained members at the active budgets, Z = U at budget 0."""
         mechs: list[Mechanism | None] = [None] * len(budgets)
-        with torch_threads(self.threads if device.type == "cpu" else None):
-            trained = self._train(samples, task, budgets[active], cfeat, u, config, hp, seed, device) if active else []
         for i, (tensors, info) in zip(active, trained):
             mechs[i] = NoiseSanitizer(task, float(budgets[i]), {**config, "amplitude": info.pop("amplitude")},
                                       tensors, info)
@@ -249,151 +273,3 @@ class Chi2Sanitizer(Learner):
                                               "mi": None, "accuracy": None, "chi2": None,
                                               "note": "budget 0: Z = U, no critic was trained"}})
         return mechs  # type: ignore[return-value]
-
-    def _train(self, samples: Samples, task: Task, budgets: np.ndarray, cfeat: np.ndarray, u_np: np.ndarray,
-               config: dict[str, Any], hp: dict[str, Any], seed: int, device: torch.device
-               ) -> list[tuple[dict[str, torch.Tensor], dict[str, Any]]]:
-        k, n, d_u = len(budgets), len(samples), task.d_u
-        s_np, g_np, b_np = seeds(seed, 3)
-        rng = np.random.default_rng(s_np)
-        gen = generator(g_np)
-        ngen = generator(b_np, device)
-        hidden, layers = hp["hidden"], hp["layers"]
-        d_c, d_n = cfeat.shape[1], config["noise_dim"]
-        h, f = _networks(k, d_c + d_n, d_u, hidden, layers, config["utility"] == "mlp", gen, device)
-        label = task.kind == "mixture"
-        amp = torch.as_tensor(np.sqrt(budgets), dtype=torch.float32, device=device).view(k, 1, 1)
-        bud = torch.as_tensor(budgets, dtype=torch.float32, device=device)
-        u_mean = torch.as_tensor(config["u_mean"], dtype=torch.float32, device=device)
-        u_std = torch.as_tensor(config["u_std"], dtype=torch.float32, device=device)
-        critic = Critic(k, d_u, None if label else task.d_s, task.n_s if label else None, hidden, layers, gen,
-                         device, u_mean, u_std)
-        ut, ct = to_tensor(u_np, device), to_tensor(cfeat, device)
-        st, p_s = s_tensors(samples, task, label, device)
-        gen_params = list(h.parameters())
-        util_params = list(f.parameters()) if f is not None else []
-        opt_g = torch.optim.Adam(gen_params + util_params, lr=hp["lr"])
-        opt_c = torch.optim.Adam(critic.net.parameters(), lr=hp["critic_lr"])
-        bs = min(hp["batch_size"], n)
-
-        fill = self.fill_budget
-
-        def forward(idx: torch.Tensor, noise: torch.Tensor, a: torch.Tensor | None = None
-                    ) -> tuple[torch.Tensor, torch.Tensor]:
-            """(Y, Z) for rows idx; amplitude a (k,) or, in training, sqrt(b) (normalised if fill)."""
-            x = torch.cat([ct[idx].expand(k, -1, -1), noise], -1)
-            hx = h(x)
-            if a is None:
-                scale = amp / hx.pow(2).sum(-1).mean(-1).sqrt().clamp_min(1e-12).view(k, 1, 1) if fill else amp
-            else:
-                scale = a.view(k, 1, 1)
-            y = ut[idx] + scale * hx
-            z = y if f is None else y + u_std * f((y - u_mean) / u_std)
-            return y, z
-
-        last: dict[str, float] = {}
-        for step in range(hp["steps"]):
-            idx = torch.as_tensor(rng.integers(0, n, bs), device=device)
-            noise = torch.randn(k, bs, d_n, generator=ngen, device=device)
-            y, z = forward(idx, noise)
-            shift = int(rng.integers(1, bs)) if bs > 1 else 0
-            for _ in range(hp["critic_steps"]):
-                r = critic.ratio(y.detach(), st[idx], p_s, shift)
-                check_loss(r, step, "chi-square critic objective (eq 21)")
-                opt_c.zero_grad()
-                (-r.sum()).backward()
-                opt_c.step()
-            r = critic.ratio(y, st[idx], p_s, shift)
-            priv = torch.sqrt(r + 1e-12).clamp_min(math.sqrt(self.eta))
-            dist = ((z - ut[idx]) ** 2).sum(-1).mean(-1)
-            hinge = torch.relu(dist / bud - 1.0)
-            loss_theta = (self.privacy_weight * priv + self.penalty * hinge).sum()
-            check_loss(loss_theta, step, "sanitizer objective (25)")
-            opt_g.zero_grad()
-            grads = torch.autograd.grad(loss_theta, gen_params, retain_graph=f is not None)
-            for p, g in zip(gen_params, grads):
-                p.grad = g
-            if f is not None:  # the utility model tau minimises the distortion L
-                for p, g in zip(util_params, torch.autograd.grad(dist.sum(), util_params)):
-                    p.grad = g
-            opt_g.step()
-            last = {"chi2_estimate": r.detach().cpu().numpy(), "distortion": dist.detach().cpu().numpy()}
-        out = self._calibrate(k, h, f, forward, ut, budgets, ngen, d_n, n, device, hp, last, fill)
-        _score_final_critic(out, critic, forward, st, p_s, k, n, d_n, label, generator(b_np ^ 2, device), device)
-        return out
-
-    @staticmethod
-    def _calibrate(k: int, h: SweepMLP, f: SweepMLP | None, forward: Any, ut: torch.Tensor, budgets: np.ndarray,
-                   ngen: torch.Generator, d_n: int, n: int, device: torch.device, hp: dict[str, Any],
-                   last: dict[str, Any], fill: bool) -> list[tuple[dict[str, torch.Tensor], dict[str, Any]]]:
-        """Noise amplitude a per budget: the largest a <= a_max with training-set distortion <= budget.
-
-        a_max is the training amplitude: sqrt(b / E||h||^2) with ``fill_budget`` (so the identity
-        utility spends the budget exactly), else sqrt(b); bisection with fixed noise draws.
-        """
-        bud = torch.as_tensor(budgets, dtype=torch.float64, device=device)
-        with torch.no_grad():
-            idx = torch.arange(n, device=device)
-            noise = torch.randn(k, n, d_n, generator=ngen, device=device)
-
-            def dist(a: torch.Tensor) -> torch.Tensor:
-                return ((forward(idx, noise, a.float())[1] - ut) ** 2).sum(-1).mean(-1).double()
-
-            a_max = bud.sqrt()
-            if fill:  # the training amplitude sqrt(b) / sqrt(E||h||^2), here on the whole training set
-                ones = torch.ones(k, device=device)
-                power = ((forward(idx, noise, ones)[0] - ut) ** 2).sum(-1).mean(-1).double()
-                a_max = a_max / power.sqrt().clamp_min(1e-12)
-            full = dist(a_max)
-            lo, hi = torch.zeros_like(a_max), a_max.clone()
-            for _ in range(40):
-                mid = 0.5 * (lo + hi)
-                ok = dist(mid) <= bud
-                lo, hi = torch.where(ok, mid, lo), torch.where(ok, hi, mid)
-            a = torch.where(full <= bud, a_max, lo)
-            final = dist(a)
-        out = []
-        for i in range(k):
-            tensors = sweep_slice(h, i, "h")
-            if f is not None:
-                tensors.update(sweep_slice(f, i, "f"))
-            info = {"steps": hp["steps"], "amplitude": float(a[i]), "train_distortion": float(final[i]),
-                    "over_budget": bool(final[i] > bud[i] * (1 + 1e-6)),
-                    "last_batch_chi2_estimate": float(last["chi2_estimate"][i]) if last else None}
-            out.append((tensors, info))
-        return out
-
-
-def _networks(k: int, d_in: int, d_u: int, hidden: int, layers: int, utility_mlp: bool, gen: torch.Generator,
-              device: torch.device) -> tuple[SweepMLP, SweepMLP | None]:
-    """The noise network h (last bias 0) and, for ``utility="mlp"``, the utility network f (last layer 0)."""
-    h = init_module(SweepMLP(k, [d_in] + [hidden] * (layers - 1) + [d_u], "leaky_relu"), gen).to(device)
-    with torch.no_grad():
-        h.net[-1].bias.zero_()
-    f = None
-    if utility_mlp:
-        f = init_module(SweepMLP(k, [d_u] + [hidden] * (layers - 1) + [d_u], "tanh"), gen).to(device)
-        with torch.no_grad():
-            f.net[-1].weight.zero_()
-            f.net[-1].bias.zero_()
-    return h, f
-
-
-def _score_final_critic(out: list[tuple[dict[str, torch.Tensor], dict[str, Any]]], critic: Critic, forward: Any,
-                        st: torch.Tensor, p_s: torch.Tensor | None, k: int, n: int, d_n: int, label: bool,
-                        gen: torch.Generator, device: torch.device) -> None:
-    """Add ``training_adversary`` to each member's info: the final critic vs the calibrated release."""
-    with torch.no_grad():  # the final critic vs the calibrated release, on a fixed slice, its own noise
-        m_chk = min(n, ADVERSARY_CHECK_N)
-        idx = torch.arange(m_chk, device=device)
-        noise = torch.randn(k, m_chk, d_n, generator=gen, device=device)
-        a = torch.as_tensor([info["amplitude"] for _, info in out], dtype=torch.float32, device=device)
-        y = forward(idx, noise, a)[0]
-        chi2 = critic.ratio(y, st[idx], p_s, max(1, m_chk // 2)).double().cpu().numpy()
-    note = (f"eq (21) with the final critic g_phi on the final sanitized Y of the first {m_chk} training rows "
-            "(fresh noise, calibrated amplitude; the critic reads Y, before any utility network)"
-            + ("" if label else "; product pairs by rolling S by half the rows")
-            + "; a lower bound on chi^2(S;Y) up to sampling error; no MI surrogate (mi: None)")
-    for i, (_, info) in enumerate(out):
-        info["training_adversary"] = {"mi": None, "accuracy": None, "chi2": float(chi2[i]), "n": m_chk,
-                                      "note": note}

@@ -62,6 +62,7 @@ class GAPMixture(Learner):
     observations = ("full", "useful")
     privacies = ("map",)
     test_params = {"epochs": 2, "batch_size": 64, "hidden": (8,)}
+    batches_fits = True  # a case's repetitions: one network over every set's budgets (MixtureSets)
 
     def __init__(self, schedule: str = "default", epochs: int | None = None, batch_size: int | None = None,
                  lr: float | None = None, adversary_lr: float | None = None, adversary_steps: int | None = None,
@@ -110,11 +111,22 @@ class GAPMixture(Learner):
         return hp
 
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:
+        return self._fit_many([samples], task, budgets, [seed], device)[0]
+
+    def _fit_many(self, samples_list: list[Samples], task: Task, budgets: np.ndarray, seed_list: list[int],
+                  device: Any) -> list[list[Mechanism]]:
+        """One batched network for every set's budgets (:class:`MixtureSets`): set r's members get exactly
+        the initialisation, minibatches and noise of a fit of set r alone."""
         if task.n_s != 2 or task.d_u != 1:
             raise InputError(f"gap-mixture needs binary S and scalar U (got n_s={task.n_s}, d_u={task.d_u})")
-        hp = self.resolved(task, len(samples))
+        hp = self.resolved(task, len(samples_list[0]))
         with torch_threads(self.threads):
-            params, info = _train(samples, task, budgets, hp, hp["loss"], float(hp["alpha"]), seed, device)
+            trained = _train(MixtureSets(samples_list, seed_list, len(budgets), device), task, budgets, hp,
+                             hp["loss"], float(hp["alpha"]))
+        return [self._mechanisms(task, budgets, hp, params, info) for params, info in trained]
+
+    def _mechanisms(self, task: Task, budgets: np.ndarray, hp: dict[str, Any], params: np.ndarray,
+                    info: dict[str, Any]) -> list[Mechanism]:
         mechs: list[Mechanism] = []
         for i, b in enumerate(budgets):
             b0, b1, g0, g1 = (float(x) for x in params[i])
@@ -134,8 +146,8 @@ def classifier_loss(logit: torch.Tensor, s: torch.Tensor, loss: str = "xent", al
     ----------
     logit : Tensor, shape (k, B)
         log P(S=1|z) - log P(S=0|z).
-    s : Tensor, shape (B,)
-        Labels 0/1 (float).
+    s : Tensor, shape (B,) or (k, B)
+        Labels 0/1 (float), shared by the members or one row per member.
     loss : {"xent", "alpha"}
         Cross-entropy (11), or the alpha-loss alpha/(alpha-1) (1 - p^(1-1/alpha)) of the
         probability p given to the true label.
@@ -144,74 +156,100 @@ def classifier_loss(logit: torch.Tensor, s: torch.Tensor, loss: str = "xent", al
     -------
     Tensor, shape (k, B)
     """
-    log_p = torch.where(s[None] > 0.5, torch.nn.functional.logsigmoid(logit), torch.nn.functional.logsigmoid(-logit))
+    s = s if s.dim() == logit.dim() else s[None]
+    log_p = torch.where(s > 0.5, torch.nn.functional.logsigmoid(logit), torch.nn.functional.logsigmoid(-logit))
     if loss == "xent":
         return -log_p
     return alpha / (alpha - 1.0) * (1.0 - torch.exp((1.0 - 1.0 / alpha) * log_p))
 
 
-def _train(samples: Samples, task: Task, budgets: np.ndarray, hp: dict[str, Any], loss_name: str, alpha: float,
-           seed: int, device: torch.device) -> tuple[np.ndarray, dict[str, Any]]:
-    """Returns the parameters (k, 4) = (beta0, beta1, gamma0, gamma1) and training facts."""
-    k = len(budgets)
-    s_np = np.asarray(samples.s, dtype=np.int64)
-    u_np = np.asarray(samples.u, dtype=float).reshape(-1)
-    n = len(s_np)
-    prior = float(s_np.mean())  # the only model fact the privatizer uses, estimated from samples
+class MixtureSets:
+    """The training sets of one fit (a case's repetitions, all of ``n`` rows): set ``r`` owns members
+    ``r k .. (r + 1) k - 1`` (one per budget) and draws its permutations and noise from its own generator,
+    in the order a fit of set ``r`` alone draws them."""
+
+    def __init__(self, samples_list: list[Samples], seed_list: list[int], k: int, device: torch.device) -> None:
+        self.k, self.sets, self.device = k, len(samples_list), device
+        s_np = [np.asarray(s.s, dtype=np.int64) for s in samples_list]
+        u_np = [np.asarray(s.u, dtype=float).reshape(-1) for s in samples_list]
+        self.n = len(s_np[0])
+        self.priors = [float(x.mean()) for x in s_np]  # the only model fact the privatizer uses, from samples
+        derived = [seeds(sd, 2) for sd in seed_list]
+        self.s_seeds = [d[0] for d in derived]
+        self.gens = [generator(d[0], device) for d in derived]
+        self.adv_gens = [generator(x) for d in derived for x in seeds(d[1], k)]
+        self.s_all = torch.stack([to_tensor(x.astype(float), device) for x in s_np])  # (sets, n)
+        self.u_all = torch.stack([to_tensor(x, device) for x in u_np])
+        self.prior = self.member_values(self.priors)
+        self.not_prior = self.member_values([1 - p for p in self.priors])
+        self.z_shift = self.member_values([float(x.mean()) for x in u_np])[:, None]
+        self.z_scale = self.member_values([float(max(x.std(), 1e-6)) for x in u_np])[:, None]
+
+    def member_values(self, values: list[float]) -> torch.Tensor:
+        """One number per set -> a float tensor (sets * k,) (float32, rounded from the number as a scalar is)."""
+        return torch.as_tensor(values, dtype=torch.float32, device=self.device).repeat_interleave(self.k)
+
+    def members(self, per_set: torch.Tensor) -> torch.Tensor:
+        """(sets, ...) -> (sets * k, ...): each set's row for each of its members."""
+        return per_set.repeat_interleave(self.k, 0)
+
+    def permutations(self) -> torch.Tensor:
+        """One permutation of range(n) per set, (sets, n)."""
+        return torch.stack([torch.randperm(self.n, generator=g, device=self.device) for g in self.gens])
+
+    def noise(self, m: int, gens: list[torch.Generator] | None = None) -> torch.Tensor:
+        """Standard normals (sets * k, m), set r's block a (k, m) draw of its generator."""
+        return torch.cat([torch.randn((self.k, m), generator=g, device=self.device) for g in gens or self.gens])
+
+
+def _train(sets: MixtureSets, task: Task, budgets: np.ndarray, hp: dict[str, Any], loss_name: str, alpha: float
+           ) -> list[tuple[np.ndarray, dict[str, Any]]]:
+    """Per set: the parameters (k, 4) = (beta0, beta1, gamma0, gamma1) and training facts (lists per budget)."""
+    k, n, device = sets.k, sets.n, sets.device
     useful = task.observation == "useful"
-    s_seed, a_seed = seeds(seed, 2)
-    gen = generator(s_seed, device)
-    delta = to_tensor(budgets, device)
+    delta = to_tensor(np.tile(budgets, sets.sets), device)
     # start at the additive mechanism of distortion exactly the budget (GAP Theorem 2)
-    theta = torch.zeros(k, 4, device=device)
+    theta = torch.zeros(len(delta), 4, device=device)
     theta[:, 2:] = torch.sqrt(delta)[:, None]
     theta.requires_grad_(True)
-    adv = SweepMLP(k, [1, *hp["hidden"], 1], "leaky_relu")
-    init_members(adv, [generator(x) for x in seeds(a_seed, k)])
+    adv = SweepMLP(len(delta), [1, *hp["hidden"], 1], "leaky_relu")
+    init_members(adv, sets.adv_gens)
     adv.to(device)
     opt_p = torch.optim.Adam([theta], lr=hp["lr"], foreach=True)
     opt_a = torch.optim.Adam(adv.parameters(), lr=hp["adversary_lr"], foreach=True)
-    s_all, u_all = to_tensor(s_np.astype(float), device), to_tensor(u_np, device)
-    z_shift, z_scale = float(u_np.mean()), float(max(u_np.std(), 1e-6))
-    lam, rho = torch.zeros(k, device=device), float(hp["penalty"])
+    lam, rho = torch.zeros(len(delta), device=device), float(hp["penalty"])
     bs = min(int(hp["batch_size"]), n)
     n_batches = max(n // bs, 1)
     total = n_batches * int(hp["epochs"])
-    step, xent = 0, torch.zeros(k, device=device)
+    step, xent = 0, torch.zeros(len(delta), device=device)
 
     def params() -> tuple[torch.Tensor, ...]:
         b0, b1, g0, g1 = theta.unbind(1)
         return (b0, -b0, g0, g0) if useful else (b0, b1, g0, g1)
 
-    def release(s: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-        b0, b1, g0, g1 = params()
-        noise = torch.randn((k, len(s)), generator=gen, device=device)
-        s1 = s[None]
-        return u[None] + (1 - s1) * b0[:, None] - s1 * b1[:, None] + ((1 - s1) * g0[:, None] + s1 * g1[:, None]) * noise
-
     def adversary_loss(z: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
-        logit = adv(((z - z_shift) / z_scale)[..., None])[..., 0]  # (k, B)
+        logit = adv(((z - sets.z_shift) / sets.z_scale)[..., None])[..., 0]  # (k, B)
         return classifier_loss(logit, s, loss_name, alpha).mean(1)
 
     for epoch in range(int(hp["epochs"])):
-        perm = torch.randperm(n, generator=gen, device=device)
-        g_epoch = torch.zeros(k, device=device)
+        perm = sets.permutations()
+        g_epoch = torch.zeros(len(delta), device=device)
         for j in range(n_batches):
             if hp["cosine"]:
                 cosine_lr(((opt_p, hp["lr"]), (opt_a, hp["adversary_lr"])), step, total)
-            idx = perm[j * bs:(j + 1) * bs]
-            s, u = s_all[idx], u_all[idx]
+            idx = perm[:, j * bs:(j + 1) * bs]
+            s, u = sets.members(sets.s_all.gather(1, idx)), sets.members(sets.u_all.gather(1, idx))
             for _ in range(int(hp["adversary_steps"])):
                 with torch.no_grad():
-                    z = release(s, u)
+                    z = _release(params(), s, u, sets.noise(s.shape[1]))
                 loss_a = adversary_loss(z, s).sum()
                 check_loss(loss_a, step, "adversary loss")
                 opt_a.zero_grad(set_to_none=True)
                 loss_a.backward()
                 opt_a.step()
-            z = release(s, u)
+            z = _release(params(), s, u, sets.noise(s.shape[1]))
             xent = adversary_loss(z, s)
-            g, pen = _constraint_terms(hp, params(), prior, z, u, delta, lam, rho)
+            g, pen = _constraint_terms(hp, params(), (sets.prior, sets.not_prior), z, u, delta, lam, rho)
             loss_p = (-xent + pen).sum()
             check_loss(loss_p, step, "privatizer loss")
             opt_p.zero_grad(set_to_none=True)
@@ -224,22 +262,33 @@ def _train(samples: Samples, task: Task, budgets: np.ndarray, hp: dict[str, Any]
         rho *= float(hp["rho_growth"])
     check_loss(theta.detach(), step, "privatizer parameters")
     out = theta.detach().cpu().double().numpy()
-    adversary = _final_adversary(adv, params(), s_all, u_all, z_shift, z_scale, generator(s_seed ^ 2, device),
-                                 float(s_np.mean()), loss_name, alpha)
-    info = {"prior_estimate": prior, "multiplier": lam.cpu().tolist(), "final_adversary_loss": xent.detach().cpu().tolist(),
-            "steps": step, "epochs": int(hp["epochs"]), "training_adversary": adversary}
-    return out, info
+    adversary = _final_adversary(adv, params(), sets, loss_name, alpha)
+    lams, xents = lam.cpu().tolist(), xent.detach().cpu().tolist()
+    return [(out[r * k:(r + 1) * k],
+             {"prior_estimate": sets.priors[r], "multiplier": lams[r * k:(r + 1) * k],
+              "final_adversary_loss": xents[r * k:(r + 1) * k], "steps": step, "epochs": int(hp["epochs"]),
+              "training_adversary": adversary[r * k:(r + 1) * k]}) for r in range(sets.sets)]
 
 
-def _constraint_terms(hp: dict[str, Any], theta: tuple[torch.Tensor, ...], prior: float, z: torch.Tensor,
-                      u: torch.Tensor, delta: torch.Tensor, lam: torch.Tensor, rho: float
+def _release(theta: tuple[torch.Tensor, ...], s: torch.Tensor, u: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+    """Z = U + shift(S) + scale(S) N per member; ``s``, ``u``, ``noise`` (k, B)."""
+    b0, b1, g0, g1 = theta
+    return u + (1 - s) * b0[:, None] - s * b1[:, None] + ((1 - s) * g0[:, None] + s * g1[:, None]) * noise
+
+
+def _constraint_terms(hp: dict[str, Any], theta: tuple[torch.Tensor, ...], prior: tuple[torch.Tensor, torch.Tensor],
+                      z: torch.Tensor, u: torch.Tensor, delta: torch.Tensor, lam: torch.Tensor, rho: float
                       ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(g, penalty) per budget: g the distortion (exact, or of the batch) minus the budget."""
+    """(g, penalty) per member: g the distortion (exact, or of the batch) minus the budget.
+
+    ``prior``: the members' estimates of P(S=1) and of 1 - P(S=1), each (k,); ``z``, ``u`` (k, B).
+    """
     if hp["distortion"] == "exact":
         b0, b1, g0, g1 = theta
-        dist = (1 - prior) * (b0 ** 2 + g0 ** 2) + prior * (b1 ** 2 + g1 ** 2)
+        p1, p0 = prior
+        dist = p0 * (b0 ** 2 + g0 ** 2) + p1 * (b1 ** 2 + g1 ** 2)
     else:
-        dist = ((z - u[None]) ** 2).mean(1)
+        dist = ((z - u) ** 2).mean(1)
     g = dist - delta
     if hp["constraint"] == "penalty":  # (13)
         pen = rho * torch.relu(g)
@@ -248,27 +297,25 @@ def _constraint_terms(hp: dict[str, Any], theta: tuple[torch.Tensor, ...], prior
     return g, pen
 
 
-def _final_adversary(adv: SweepMLP, theta: tuple[torch.Tensor, ...], s_all: torch.Tensor, u_all: torch.Tensor,
-                     z_shift: float, z_scale: float, gen: torch.Generator, p_hat: float, loss_name: str,
+def _final_adversary(adv: SweepMLP, theta: tuple[torch.Tensor, ...], sets: MixtureSets, loss_name: str,
                      alpha: float) -> list[dict[str, Any]]:
-    """Per budget: the final adversary on a fixed slice of the training set, with its own noise ``gen``."""
-    k, n, device = theta[0].shape[0], len(s_all), s_all.device
+    """Per member: the final adversary on a fixed slice of its training set, with its set's own noise."""
     with torch.no_grad():  # the final adversary on a fixed slice of the training set, its own noise
-        m_chk = min(n, ADVERSARY_CHECK_N)
-        s_c, u_c = s_all[:m_chk], u_all[:m_chk]
-        b0, b1, g0, g1 = theta
-        noise = torch.randn((k, m_chk), generator=gen, device=device)
-        s1 = s_c[None]
-        z = (u_c[None] + (1 - s1) * b0[:, None] - s1 * b1[:, None]
-             + ((1 - s1) * g0[:, None] + s1 * g1[:, None]) * noise)
-        logit = adv(((z - z_shift) / z_scale)[..., None])[..., 0]
+        m_chk = min(sets.n, ADVERSARY_CHECK_N)
+        s_c, u_c = sets.members(sets.s_all[:, :m_chk]), sets.members(sets.u_all[:, :m_chk])
+        noise = sets.noise(m_chk, [generator(x ^ 2, sets.device) for x in sets.s_seeds])
+        z = _release(theta, s_c, u_c, noise)
+        logit = adv(((z - sets.z_shift) / sets.z_scale)[..., None])[..., 0]
         mean_lq = classifier_loss(logit, s_c, "xent").neg().mean(1).double().cpu().numpy()
-        acc = ((logit > 0).to(s_c.dtype) == s1).to(torch.float64).mean(1).cpu().numpy()
-    h_s = -sum(x * math.log(x) for x in (p_hat, 1 - p_hat) if x > 0)
+        acc = ((logit > 0).to(s_c.dtype) == s_c).to(torch.float64).mean(1).cpu().numpy()
     note = (f"final adversary h(z) = P(S=1|z) vs the final privatizer on the first {m_chk} training rows "
             "(fresh noise); H(S) the plug-in entropy of the training labels"
             + ("" if loss_name == "xent" else f"; the adversary was trained on the alpha-loss (alpha={alpha:g}), "
                "its output read as a belief"))
-    adversary = [{"mi": float(h_s + mean_lq[i]), "accuracy": float(acc[i]), "h_s": h_s,
-                  "mean_log_q": float(mean_lq[i]), "n": m_chk, "note": note} for i in range(k)]
+    adversary = []
+    for i in range(len(mean_lq)):
+        p_hat = sets.priors[i // sets.k]
+        h_s = -sum(x * math.log(x) for x in (p_hat, 1 - p_hat) if x > 0)
+        adversary.append({"mi": float(h_s + mean_lq[i]), "accuracy": float(acc[i]), "h_s": h_s,
+                          "mean_log_q": float(mean_lq[i]), "n": m_chk, "note": note})
     return adversary

@@ -4,13 +4,13 @@ a sweep of critics g_phi, and a stand-alone estimator.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 
 from .core import check_loss, generator, init_module, to_tensor, torch_threads
-from .sweep import SweepMLP
+from .sweep import SweepMLP, stack_sweeps
 
 
 def chi2_ratio(g_all: torch.Tensor, s: torch.Tensor | None, p_s: torch.Tensor | None,
@@ -21,8 +21,8 @@ def chi2_ratio(g_all: torch.Tensor, s: torch.Tensor | None, p_s: torch.Tensor | 
     ----------
     g_all : Tensor, shape (k, m, n_s) for a label S (critic values g(s, z_i) for every s),
         or (k, m) for a continuous S (g(s_i, z_i), the joint pairs).
-    s : Tensor of int64, shape (m,), labels (label S) or None.
-    p_s : Tensor, shape (n_s,), the marginal of S used for q = p_S p_Z (label S) or None.
+    s : Tensor of int64, shape (m,) or (k, m) (one row per member), labels (label S) or None.
+    p_s : Tensor, shape (n_s,) or (k, 1, n_s), the marginal of S used for q = p_S p_Z (label S) or None.
     g_q : Tensor, shape (k, m), g at product pairs (continuous S) or None.
     lam : float
         The regulariser lambda_m of eq (21).
@@ -32,7 +32,8 @@ def chi2_ratio(g_all: torch.Tensor, s: torch.Tensor | None, p_s: torch.Tensor | 
     Tensor, shape (k,).
     """
     if g_q is None:
-        e_p = g_all.gather(-1, s.view(1, -1, 1).expand(g_all.shape[0], -1, 1)).squeeze(-1).mean(-1)
+        pick = s.view(1, -1, 1).expand(g_all.shape[0], -1, 1) if s.dim() == 1 else s.unsqueeze(-1)
+        e_p = g_all.gather(-1, pick).squeeze(-1).mean(-1)
         e_q = (g_all * p_s).sum(-1).mean(-1)
         e_q2 = (g_all ** 2 * p_s).sum(-1).mean(-1)
     else:
@@ -51,13 +52,28 @@ class Critic:
         d_out = n_s if self.label else 1
         self.net = init_module(SweepMLP(k, [d_in] + [hidden] * (layers - 1) + [d_out], "elu"), gen).to(device)
 
-    def ratio(self, z: torch.Tensor, s: torch.Tensor, p_s: torch.Tensor | None, shift: int) -> torch.Tensor:
+    @classmethod
+    def stacked(cls, critics: Sequence["Critic"], z_mean: torch.Tensor, z_std: torch.Tensor) -> "Critic":
+        """One sweep of the critics' members in order (``z_mean``, ``z_std``: per member, (k, 1, d_z))."""
+        out = cls.__new__(cls)
+        out.label, out.z_mean, out.z_std = critics[0].label, z_mean, z_std
+        out.net = stack_sweeps([c.net for c in critics])
+        return out
+
+    def ratio(self, z: torch.Tensor, s: torch.Tensor, p_s: torch.Tensor | None, shift: int | Sequence[int]
+              ) -> torch.Tensor:
+        """Eq (21) per member on ``z`` (k, m, d_z) and labels or S rows ``s`` ((m,) / (m, d_s), or one row
+        per member); a continuous S pairs row i with S of row i - ``shift`` (one shift, or one per member)."""
         zs = (z - self.z_mean) / self.z_std
         if self.label:
             return chi2_ratio(self.net(zs), s, p_s)
         ss = s.expand(z.shape[0], -1, -1)
+        if isinstance(shift, int):
+            rolled = ss.roll(shift, dims=1)
+        else:
+            rolled = torch.stack([ss[i].roll(int(sh), dims=0) for i, sh in enumerate(shift)])
         g_p = self.net(torch.cat([ss, zs], -1)).squeeze(-1)
-        g_q = self.net(torch.cat([ss.roll(shift, dims=1), zs], -1)).squeeze(-1)
+        g_q = self.net(torch.cat([rolled, zs], -1)).squeeze(-1)
         return chi2_ratio(g_p, None, None, g_q)
 
 

@@ -4,6 +4,7 @@ that a fitted mechanism stores (one member of a sweep).
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Sequence
 
@@ -63,6 +64,21 @@ def init_members(module: nn.Module, gens: Sequence[torch.Generator]) -> None:
             for i, g in enumerate(gens):
                 m.weight[i].uniform_(-bound, bound, generator=g)
                 m.bias[i].uniform_(-bound, bound, generator=g)
+
+
+def stack_sweeps(mlps: Sequence[SweepMLP]) -> SweepMLP:
+    """One SweepMLP whose members are those of ``mlps`` in order (same layer sizes and activation); the
+    first itself when there is one."""
+    if len(mlps) == 1:
+        return mlps[0]
+    out = copy.deepcopy(mlps[0])
+    with torch.no_grad():
+        for j, layer in enumerate(out.net):
+            if isinstance(layer, SweepLinear):
+                layer.weight = nn.Parameter(torch.cat([m.net[j].weight for m in mlps]))
+                layer.bias = nn.Parameter(torch.cat([m.net[j].bias for m in mlps]))
+                layer.k = layer.weight.shape[0]
+    return out
 
 
 def sweep_slice(mlp: SweepMLP, i: int, prefix: str) -> dict[str, torch.Tensor]:

@@ -125,3 +125,59 @@ def test_latent_filter_fit_many_gives_each_set_its_own_fit(scenario, params, for
                                                rtol=1e-4, atol=1e-5, err_msg=key)
     a, b = many[0][0]._state()[1]["gamma"], many[1][0]._state()[1]["gamma"]
     assert not np.allclose(np.asarray(a, float), np.asarray(b, float))
+
+
+@pytest.mark.parametrize("observation,schedule", [("full", "default"), ("useful", "paper")])
+def test_gap_mixture_fit_many_gives_each_set_its_own_fit(observation, schedule):
+    # default: exact distortion, alpha-loss, cosine rate; paper: sampled distortion, cross-entropy
+    sc = make_scenario("binary-gmm", {"prior": 0.75, "mu": 3, "sigma0": 2, "sigma1": 1})
+    task = task_for(sc, observation, "map", None)
+    sets = [sc.sample(400, np.random.default_rng(r)) for r in range(3)]
+    learner = make_learner("gap-mixture", schedule=schedule, epochs=3, batch_size=64, hidden=(8,))
+    many = learner.fit_many(sets, task, [1.0, 3.0], [31, 32, 33], device="cpu")
+    assert len(many) == 3
+    for r, mechs in enumerate(many):
+        alone = learner.fit(sets[r], task, [1.0, 3.0], seed=31 + r, device="cpu")
+        for got, want in zip(mechs, alone):
+            assert got.budget == want.budget
+            close(got._state()[1], want._state()[1])
+            assert got.info["prior_estimate"] == want.info["prior_estimate"] == float(np.mean(sets[r].s))
+            for key in ("multiplier", "final_adversary_loss"):
+                np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
+            for key in ("mi", "accuracy", "h_s"):
+                np.testing.assert_allclose(got.info["training_adversary"][key], want.info["training_adversary"][key],
+                                           rtol=1e-4, atol=1e-5, err_msg=key)
+    a, b = many[0][0]._state()[1]["params"], many[1][0]._state()[1]["params"]
+    assert not np.allclose(np.asarray(a, float), np.asarray(b, float))
+
+
+CHI2_CASES = [("hypothesis-testing", {"correlation": "correlated"}, "useful", {}),                 # label S
+              ("binary-gmm", {"prior": 0.75, "mu": 3, "sigma0": 2, "sigma1": 1}, "full", {"utility": "mlp"}),
+              ("gaussian-scalar", {"rho": 0.85}, "full", {"condition": "w", "fill_budget": False}),  # S continuous
+              ("hypothesis-testing", {"correlation": "independent"}, "full", {"formulation": "utility"})]  # eta
+
+
+@pytest.mark.parametrize("scenario,params,observation,extra", CHI2_CASES)
+def test_chi2_sanitizer_fit_many_gives_each_set_its_own_fit(scenario, params, observation, extra):
+    sc = make_scenario(scenario, params)
+    task = task_for(sc, observation, "chi2", None)
+    sets = [sc.sample(300, np.random.default_rng(r)) for r in range(3)]
+    budgets = [0.0, 0.3, 1.0] if sc.kind == "gaussian" else [0.0, 1.0, 3.0]  # budget 0: Z = U, not trained
+    learner = make_learner("chi2-sanitizer", steps=30, batch_size=64, hidden=8, **extra)
+    many = learner.fit_many(sets, task, budgets, [41, 42, 43], device="cpu")
+    assert len(many) == 3
+    for r, mechs in enumerate(many):
+        alone = learner.fit(sets[r], task, budgets, seed=41 + r, device="cpu")
+        for got, want in zip(mechs, alone):
+            assert got.budget == want.budget
+            close(got._state()[1], want._state()[1])
+            assert got._state()[0]["u_mean"] == want._state()[0]["u_mean"]
+            for key in ("amplitude",):
+                np.testing.assert_allclose(got._state()[0][key], want._state()[0][key], rtol=1e-4, err_msg=key)
+            if got.budget > 0 or "formulation" in extra:  # budget 0 of the distortion formulation: Z = U
+                for key in ("train_distortion", "last_batch_chi2_estimate"):
+                    np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
+                np.testing.assert_allclose(got.info["training_adversary"]["chi2"],
+                                           want.info["training_adversary"]["chi2"], rtol=1e-4, atol=1e-6)
+    a, b = many[0][1]._state()[1], many[1][1]._state()[1]
+    assert any(not np.allclose(np.asarray(a[n], float), np.asarray(b[n], float)) for n in a)
