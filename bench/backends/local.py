@@ -28,12 +28,14 @@ from ..bundles import bundle_cases
 from ..execute import execute_cases
 from ..records import error_text, failure_rows
 from ..suites import Case
+from ..zygote import Zygote
 from .common import Job, died_rows, init_worker, timeout_rows, warm_scenarios, worker_threads
 
 
-def _worker_main(conn: Any, parent: int, threads: int | None, warm: tuple[tuple[str, Any], ...] = ()) -> None:
+def _worker_main(conn: Any, parent: int, threads: int | None, warm: tuple[tuple[str, Any], ...] = (),
+                 zygote: str | None = None) -> None:
     """Loop of a local worker process: receive a bundle of cases, send back each case's rows."""
-    init_worker(parent, threads, warm)
+    init_worker(parent, threads, warm, zygote)
     while True:
         try:
             msg = conn.recv()
@@ -57,10 +59,11 @@ def _worker_main(conn: Any, parent: int, threads: int | None, warm: tuple[tuple[
 
 
 class _Worker:
-    def __init__(self, ctx: Any, threads: int | None, warm: tuple[tuple[str, Any], ...] = ()) -> None:
+    def __init__(self, ctx: Any, threads: int | None, warm: tuple[tuple[str, Any], ...] = (),
+                 zygote: str | None = None) -> None:
         parent_end, child_end = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child_end, os.getpid(), threads, warm), daemon=True,
-                                name="privbench-worker")
+        self.proc = ctx.Process(target=_worker_main, args=(child_end, os.getpid(), threads, warm, zygote),
+                                daemon=True, name="privbench-worker")
         self.proc.start()
         child_end.close()
         self.conn = parent_end
@@ -104,13 +107,15 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
     threads = worker_threads(threads)
     warm = warm_scenarios(todo)  # each worker loads their bundled data before it forks its evaluator
     queue, idle, busy = deque(bundle_cases(todo)), [], []  # type: ignore[var-annotated]
+    zygote = Zygote() if todo else None  # one clean, pre-imported parent of every release server of the run
+    address = zygote.address if zygote is not None else None
     try:
         while queue or busy:
             while queue and len(busy) < jobs:
                 claimed = [j for j in (claim(c) for c in queue.popleft()) if j is not None]
                 if not claimed:
                     continue
-                w = idle.pop() if idle else _Worker(ctx, threads, warm)
+                w = idle.pop() if idle else _Worker(ctx, threads, warm, address)
                 w.jobs = claimed
                 for job in claimed:
                     job.start = math.inf  # the clock starts when the worker says "start"
@@ -148,6 +153,8 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
             w.ask_stop()
         for w in idle:
             w.reap()
+        if zygote is not None:
+            zygote.close()
 
 
 class Finished(list):
