@@ -52,11 +52,19 @@ def watch_pid(pid: int) -> None:
         time.sleep(0.5)
 
 
+def reap() -> None:
+    """Wait for every forked server as it exits (so that no zombie is left and its CPU time is accounted)."""
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            time.sleep(0.2)
+
+
 def server_child(fds: list[int], parent: int, threads: int) -> None:  # pragma: no cover - a forked child
     """In a forked child: serve the request pipe ``fds[0]`` and the reply pipe ``fds[1]`` until their end."""
     from .serve import serve_requests
 
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the zygote reaps by ignoring SIGCHLD; a server must not
     lo, hi = sorted(fds)  # nothing of the zygote's (its listening socket, its stdout to the run) stays open
     os.closerange(3, lo)
     os.closerange(lo + 1, hi)
@@ -108,8 +116,8 @@ def main() -> None:  # pragma: no cover - exercised through the bench's runs
 
     out = private_stdout()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forked servers are reaped by the kernel
     threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
+    threading.Thread(target=reap, daemon=True).start()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(sys.argv[1])
     listener.listen(16)

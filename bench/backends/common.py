@@ -36,8 +36,12 @@ def init_worker(parent: int, threads: int | None, warm: tuple[tuple[str, Any], .
     case only.  ``zygote``: the socket of the run's zygote, which forks this worker's release servers
     (:mod:`privbench.bench.zygote`); None: each is a fresh interpreter.
     """
+    from privbench.learners.zygote import watch_pid
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
-    threading.Thread(target=watch_parent, args=(parent,), daemon=True).start()
+    # spawned, the run is our parent; forked by the forkserver (backends.local.worker_context), it is not
+    watch = watch_parent if os.getppid() == parent else watch_pid
+    threading.Thread(target=watch, args=(parent,), daemon=True).start()
     from ..artifact_eval import import_evaluation, main
     from ..artifacts import POOL
     from ..zygote import use_zygote

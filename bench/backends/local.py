@@ -1,6 +1,6 @@
-"""The ``local`` backend: ``jobs`` spawned worker processes (the ``multiprocessing`` spawn context:
-safe with CUDA and on every platform).  A worker tells the parent when it starts a case; a case past
-``timeout`` seconds has its worker killed (SIGKILL) and is recorded ``timeout``; a worker that dies is
+"""The ``local`` backend: ``jobs`` worker processes (started by a ``multiprocessing`` forkserver that has
+imported what a worker needs, :func:`worker_context`, else spawned: both safe with CUDA).  A worker tells
+the parent when it starts a case; a case past ``timeout`` seconds has its worker killed (SIGKILL) and is recorded ``timeout``; a worker that dies is
 recorded ``failed`` and replaced.  Cases of a learner that batches fits go to a worker as one bundle
 (:mod:`privbench.bench.bundles`: a case's repetitions and training-set sizes, one batched fit), with a
 timeout of ``timeout`` seconds per case of the bundle.  Workers ignore SIGINT (the parent handles Ctrl-C) and exit by
@@ -103,7 +103,7 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
-    ctx = mp.get_context("spawn")
+    ctx = worker_context()
     threads = worker_threads(threads)
     warm = warm_scenarios(todo)  # each worker loads their bundled data before it forks its evaluator
     queue, idle, busy = deque(bundle_cases(todo)), [], []  # type: ignore[var-annotated]
@@ -155,6 +155,19 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
             w.reap()
         if zygote is not None:
             zygote.close()
+
+
+def worker_context() -> Any:
+    """The ``multiprocessing`` context of the workers: a forkserver that has imported what a worker imports
+    (:mod:`~privbench.bench.backends.preload`, once per run instead of once per worker) where the platform
+    has one, else spawn.  Both start every worker clean: the forkserver never runs a case."""
+    import multiprocessing as mp
+
+    if "forkserver" not in mp.get_all_start_methods():  # pragma: no cover - Windows
+        return mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["privbench.bench.backends.preload"])
+    return ctx
 
 
 class Finished(list):
