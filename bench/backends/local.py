@@ -33,8 +33,11 @@ from .common import Job, died_rows, init_worker, timeout_rows, warm_scenarios, w
 
 
 def _worker_main(conn: Any, parent: int, threads: int | None, warm: tuple[tuple[str, Any], ...] = (),
-                 zygote: str | None = None) -> None:
+                 zygote: str | None = None, environ: dict[str, str] | None = None) -> None:
     """Loop of a local worker process: receive a bundle of cases, send back each case's rows."""
+    if environ is not None:  # the run's environment now (a forkserver's is that of the run that started it)
+        os.environ.clear()
+        os.environ.update(environ)
     init_worker(parent, threads, warm, zygote)
     while True:
         try:
@@ -62,8 +65,8 @@ class _Worker:
     def __init__(self, ctx: Any, threads: int | None, warm: tuple[tuple[str, Any], ...] = (),
                  zygote: str | None = None) -> None:
         parent_end, child_end = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child_end, os.getpid(), threads, warm, zygote),
-                                daemon=True, name="privbench-worker")
+        self.proc = ctx.Process(target=_worker_main, daemon=True, name="privbench-worker",
+                                args=(child_end, os.getpid(), threads, warm, zygote, dict(os.environ)))
         self.proc.start()
         child_end.close()
         self.conn = parent_end
