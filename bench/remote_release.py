@@ -1,7 +1,8 @@
 """The evaluator's side of the release server (:mod:`privbench.learners.serve`).
 
 :class:`ReleaseServer` starts ``python -m privbench.learners.serve`` (a process
-with no bench module in it) and :meth:`ReleaseServer.attach` makes a loaded
+with no bench module in it; forked by the run's zygote where there is one, :mod:`privbench.bench.zygote`)
+and :meth:`ReleaseServer.attach` makes a loaded
 mechanism's ``release`` a call to that server, which holds its own copy of the
 same saved file.  The caller's generator is sent as its state and set to the
 state the server's release left it in, so the numbers are those an in-process
@@ -91,11 +92,15 @@ class ReleaseServer:
     """One ``privbench.learners.serve`` child."""
 
     def __init__(self, threads: int) -> None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        self.proc = subprocess.Popen([sys.executable, "-m", "privbench.learners.serve"], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        pickle.dump((os.getpid(), threads), self.proc.stdin)  # type: ignore[arg-type]
-        self.proc.stdin.flush()  # type: ignore[union-attr]
+        from .zygote import fork_server
+
+        self.proc: Any = fork_server(threads)  # forked by the run's zygote (torch imported), where there is one
+        if self.proc is None:
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+            self.proc = subprocess.Popen([sys.executable, "-m", "privbench.learners.serve"], env=env,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            pickle.dump((os.getpid(), threads), self.proc.stdin)  # type: ignore[arg-type]
+            self.proc.stdin.flush()  # type: ignore[union-attr]
         self.ready = False
         #: The third-party modules it was asked to import (:func:`~privbench.bench.artifact_eval.third_party_modules`):
         #: the evaluator gives a case whose modules differ a fresh server.

@@ -4,7 +4,7 @@
 into a results directory (:mod:`privbench.bench.store`) on a backend
 (:mod:`privbench.bench.backends`):
 
-- ``backend="local"``: ``jobs`` spawned worker processes; a case past
+- ``backend="local"``: ``jobs`` worker processes (forked by a pre-imported forkserver, else spawned); a case past
   ``timeout`` seconds has its worker killed and is recorded ``status="timeout"``.
 - ``backend="dask"``: a ``distributed.Client`` on ``scheduler`` (or a
   ``LocalCluster`` on 127.0.0.1 with ``jobs`` workers); Dask workers must have

@@ -189,24 +189,33 @@ def quick_exit(code: int = 0) -> None:
     os._exit(code)
 
 
-def main() -> None:  # pragma: no cover - exercised through the bench's RemoteReleases
-    import signal
-
+def serve_requests(inbox: BinaryIO, out: BinaryIO, parent: int, threads: int, watch: Any = None) -> None:
+    """The server's loop once torch is imported: exit with ``parent`` (``watch``, default
+    :func:`watch_parent`), ``threads`` torch threads, the ready line, then every request on ``inbox``;
+    leaves the process (:func:`quick_exit`) at the end of its input."""
     import torch
 
-    out = private_stdout()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent, threads = pickle.load(sys.stdin.buffer)
-    threading.Thread(target=watch_parent, args=(parent,), daemon=True).start()
+    threading.Thread(target=watch or watch_parent, args=(parent,), daemon=True).start()
     torch.set_num_threads(threads)
     from . import registry  # noqa: F401 - the learners' modules are imported on need (registry.load_mechanism)
 
     reply(out, {"ok": True, "ready": True})
     mechs: dict[str, Any] = {}
-    for msg in requests(sys.stdin.buffer):
+    for msg in requests(inbox):
         handle(msg, mechs, out)
     out.flush()
     quick_exit(0)
+
+
+def main() -> None:  # pragma: no cover - exercised through the bench's RemoteReleases
+    import signal
+
+    import torch  # noqa: F401 - imported before the first request is read, as serve_requests needs it
+
+    out = private_stdout()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent, threads = pickle.load(sys.stdin.buffer)
+    serve_requests(sys.stdin.buffer, out, parent, threads)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,7 +24,8 @@ class Job:
     artifacts: str | None = None  # where the case's fitted mechanisms are saved
 
 
-def init_worker(parent: int, threads: int | None, warm: tuple[tuple[str, Any], ...] = ()) -> None:
+def init_worker(parent: int, threads: int | None, warm: tuple[tuple[str, Any], ...] = (),
+                zygote: str | None = None) -> None:
     """Start-up of a worker process: ignore SIGINT, exit with the parent, import what a case needs.
 
     A worker only trains: it imports the learners, theory and the evaluators, loads the bundled
@@ -32,12 +33,18 @@ def init_worker(parent: int, threads: int | None, warm: tuple[tuple[str, Any], .
     will evaluate its saved mechanisms (:mod:`privbench.bench.artifacts`,
     :mod:`privbench.bench.forked_child`), which so starts with those imports and data done and
     nothing trained; it returns once that process is ready, so that a case's timeout measures the
-    case only.
+    case only.  ``zygote``: the socket of the run's zygote, which forks this worker's release servers
+    (:mod:`privbench.bench.zygote`); None: each is a fresh interpreter.
     """
+    from privbench.learners.zygote import watch_pid
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
-    threading.Thread(target=watch_parent, args=(parent,), daemon=True).start()
+    # spawned, the run is our parent; forked by the forkserver (backends.local.worker_context), it is not
+    watch = watch_parent if os.getppid() == parent else watch_pid
+    threading.Thread(target=watch, args=(parent,), daemon=True).start()
     from ..artifact_eval import import_evaluation, main
     from ..artifacts import POOL
+    from ..zygote import use_zygote
 
     import_evaluation(threads)
     # torch imports its compiler (torch._dynamo, ~1.5 s of CPU) at the first optimizer a process builds;
@@ -45,6 +52,7 @@ def init_worker(parent: int, threads: int | None, warm: tuple[tuple[str, Any], .
     import torch._dynamo  # noqa: F401
 
     warm_data(warm)
+    use_zygote(zygote)  # before the fork: the evaluator's release servers come from it too
     POOL.start(threads, fork=main)  # fork the evaluator now: imports done, nothing trained
     POOL.get()
 

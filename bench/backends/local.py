@@ -1,6 +1,6 @@
-"""The ``local`` backend: ``jobs`` spawned worker processes (the ``multiprocessing`` spawn context:
-safe with CUDA and on every platform).  A worker tells the parent when it starts a case; a case past
-``timeout`` seconds has its worker killed (SIGKILL) and is recorded ``timeout``; a worker that dies is
+"""The ``local`` backend: ``jobs`` worker processes (started by a ``multiprocessing`` forkserver that has
+imported what a worker needs, :func:`worker_context`, else spawned: both safe with CUDA).  A worker tells
+the parent when it starts a case; a case past ``timeout`` seconds has its worker killed (SIGKILL) and is recorded ``timeout``; a worker that dies is
 recorded ``failed`` and replaced.  Cases of a learner that batches fits go to a worker as one bundle
 (:mod:`privbench.bench.bundles`: a case's repetitions and training-set sizes, one batched fit), with a
 timeout of ``timeout`` seconds per case of the bundle.  Workers ignore SIGINT (the parent handles Ctrl-C) and exit by
@@ -28,12 +28,17 @@ from ..bundles import bundle_cases
 from ..execute import execute_cases
 from ..records import error_text, failure_rows
 from ..suites import Case
+from ..zygote import Zygote
 from .common import Job, died_rows, init_worker, timeout_rows, warm_scenarios, worker_threads
 
 
-def _worker_main(conn: Any, parent: int, threads: int | None, warm: tuple[tuple[str, Any], ...] = ()) -> None:
+def _worker_main(conn: Any, parent: int, threads: int | None, warm: tuple[tuple[str, Any], ...] = (),
+                 zygote: str | None = None, environ: dict[str, str] | None = None) -> None:
     """Loop of a local worker process: receive a bundle of cases, send back each case's rows."""
-    init_worker(parent, threads, warm)
+    if environ is not None:  # the run's environment now (a forkserver's is that of the run that started it)
+        os.environ.clear()
+        os.environ.update(environ)
+    init_worker(parent, threads, warm, zygote)
     while True:
         try:
             msg = conn.recv()
@@ -57,10 +62,11 @@ def _worker_main(conn: Any, parent: int, threads: int | None, warm: tuple[tuple[
 
 
 class _Worker:
-    def __init__(self, ctx: Any, threads: int | None, warm: tuple[tuple[str, Any], ...] = ()) -> None:
+    def __init__(self, ctx: Any, threads: int | None, warm: tuple[tuple[str, Any], ...] = (),
+                 zygote: str | None = None) -> None:
         parent_end, child_end = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child_end, os.getpid(), threads, warm), daemon=True,
-                                name="privbench-worker")
+        self.proc = ctx.Process(target=_worker_main, daemon=True, name="privbench-worker",
+                                args=(child_end, os.getpid(), threads, warm, zygote, dict(os.environ)))
         self.proc.start()
         child_end.close()
         self.conn = parent_end
@@ -100,17 +106,19 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
-    ctx = mp.get_context("spawn")
+    ctx = worker_context()
     threads = worker_threads(threads)
     warm = warm_scenarios(todo)  # each worker loads their bundled data before it forks its evaluator
     queue, idle, busy = deque(bundle_cases(todo)), [], []  # type: ignore[var-annotated]
+    zygote = Zygote() if todo else None  # one clean, pre-imported parent of every release server of the run
+    address = zygote.address if zygote is not None else None
     try:
         while queue or busy:
             while queue and len(busy) < jobs:
                 claimed = [j for j in (claim(c) for c in queue.popleft()) if j is not None]
                 if not claimed:
                     continue
-                w = idle.pop() if idle else _Worker(ctx, threads, warm)
+                w = idle.pop() if idle else _Worker(ctx, threads, warm, address)
                 w.jobs = claimed
                 for job in claimed:
                     job.start = math.inf  # the clock starts when the worker says "start"
@@ -148,6 +156,21 @@ def run_local(todo: list[Case], jobs: int, device: str, timeout: float | None,
             w.ask_stop()
         for w in idle:
             w.reap()
+        if zygote is not None:
+            zygote.close()
+
+
+def worker_context() -> Any:
+    """The ``multiprocessing`` context of the workers: a forkserver that has imported what a worker imports
+    (:mod:`~privbench.bench.backends.preload`, once per run instead of once per worker) where the platform
+    has one, else spawn.  Both start every worker clean: the forkserver never runs a case."""
+    import multiprocessing as mp
+
+    if "forkserver" not in mp.get_all_start_methods():  # pragma: no cover - Windows
+        return mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["privbench.bench.backends.preload"])
+    return ctx
 
 
 class Finished(list):

@@ -42,3 +42,14 @@ class ThreadReporter(PlugIn):
         import torch
 
         raise RuntimeError(f"torch threads={torch.get_num_threads()}")
+
+
+class EnvReporter(PlugIn):
+    """Fails on purpose, naming the value of ``PRIVBENCH_TEST_ENV`` in its worker process."""
+
+    name = "env-reporter"
+
+    def _fit(self, samples, task, budgets, seed, device):
+        import os
+
+        raise RuntimeError(f"PRIVBENCH_TEST_ENV={os.environ.get('PRIVBENCH_TEST_ENV', '(unset)')} ")

@@ -40,7 +40,7 @@ def test_threads_reach_the_worker_processes(tmp_path, monkeypatch, options, expe
 
     seen = []
 
-    def fake_worker(ctx, threads, warm=()):
+    def fake_worker(ctx, threads, warm=(), zygote=None):
         seen.append(threads)
         raise Started
 
