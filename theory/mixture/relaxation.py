@@ -198,12 +198,13 @@ def _split_bins(disc: Discretized, blocks: list[Any], q: list[Any],
 
 def relaxation(disc: Discretized, budget: float, privacy: str, observation: str, *,
                second_moments: bool = True, previous: tuple[np.ndarray, np.ndarray] | None = None,
-               thresholds: np.ndarray | None = None) -> dict[str, Any]:
+               thresholds: np.ndarray | None = None, live: bool = False) -> dict[str, Any]:
     """Lower bound on the optimal leakage over all mechanisms at distortion ``budget``.
 
     ``previous`` (bin edges, P(S, bin)) of an earlier solution places the bins' ratio thresholds
     (:func:`~.ratio_split.guess_thresholds`); ``thresholds`` gives them directly, shape
-    (bounded bins, L).  Any thresholds give a valid lower end.
+    (bounded bins, L).  Any thresholds give a valid lower end.  ``live``: the solver stops at a
+    loose primal residual (:func:`~.conic.solve_conic`; the dual objective is what is used).
 
     Returns
     -------
@@ -231,7 +232,7 @@ def relaxation(disc: Discretized, budget: float, privacy: str, observation: str,
     else:
         pz = parts[0] + parts[1]
         objective = sum(cp.sum(cp.rel_entr(parts[s], disc.weights[s] * pz)) for s in (0, 1))
-    stats = solve_conic(cp.Problem(cp.Minimize(objective), cons))
+    stats = solve_conic(cp.Problem(cp.Minimize(objective), cons), live=live)
     p_sz = np.clip(np.stack([np.asarray(qs.value, dtype=float) for qs in q]), 0.0, None)
     far = float(sum(np.asarray(b["f"].value).sum() for b, _ in blocks))
     return {"value": min(stats["dual"], stats["primal"]), "primal": leakage_of(p_sz, privacy),
