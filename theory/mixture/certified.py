@@ -13,7 +13,9 @@ level solving both programs, then adaptive rounds that halve the relaxation's
 bins where both classes put mass) until ``upper - lower <= tol`` or the time
 limit, keeping the smallest upper and the largest lower end met on the way (each is
 valid on its own).  The width achieved is part of the result: it is NOT always
-below ``tol``.  Each level's relaxation places its bins' likelihood-ratio thresholds
+below ``tol``.  A point off the committed table is solved under the live cap :data:`LIVE`
+(time with the next level's cost predicted, a work cap in relaxation pairs, Clarabel stopped
+early where its dual residual allows: :mod:`.conic`); ``stopped`` says which rule ended it.  Each level's relaxation places its bins' likelihood-ratio thresholds
 (:mod:`.ratio_split`) around the previous level's solution; with them the lower end
 converges to second order in the bin width (the single threshold 1 of the first version
 left a first-order term: MI on prior 0.5, mu 1, sd 1, D 0.5, cells 1, bins 0.5, 0.25, 0.125:
