@@ -113,8 +113,8 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
         in the last solution, where the relaxation's slack (the classes "meeting"
         inside a bin) lies.
     live : bool
-        Solve with the live solver options (:func:`~.conic.solve_conic`: loose primal residual,
-        dual residual checked), as :func:`certified_optimum` does for a point off the table.
+        Solve with the live solver options (:func:`~.conic.solve_conic`: at most 60 iterations
+        where the dual residual allows), as :func:`certified_optimum` does for a point off the table.
     growth : float, optional
         Also start no level or round whose predicted end (``growth`` times the last one's
         seconds from now) lies past ``time_limit``.  The first level always runs.
@@ -247,14 +247,20 @@ def _lower(disc: Any, budget: float, privacy: str, observation: str,
            previous: tuple[np.ndarray, np.ndarray] | None = None, live: bool = False) -> dict[str, Any]:
     """The relaxation on one grid (``previous``: the last solution's (bin edges, P(S, bin)), which places
     the bins' likelihood-ratio thresholds, :mod:`.ratio_split`).  Where Clarabel fails on the ``useful`` relaxation (it stalls on
-    some symmetric models), the ``full`` one is used instead: a mechanism that sees U only is one
-    that sees (S, U), so its optimum is no lower and that relaxation is still a valid lower end."""
+    some symmetric models), the same without its ratio range is tried, then the ``full`` one: a
+    mechanism that sees U only is one that sees (S, U), so its optimum is no lower and that
+    relaxation is still a valid lower end."""
     try:
         return {**relaxation(disc, budget, privacy, observation, previous=previous, live=live), "program": observation}
     except RuntimeError as exc:
         if observation != "useful":
             raise
-        return {**relaxation(disc, budget, privacy, "full", previous=previous, live=live), "program": f"full ({exc})"}
+        reason = str(exc)
+    try:  # the same without the ratio range, whose dual optimum is not always attained (.relaxation)
+        return {**relaxation(disc, budget, privacy, observation, previous=previous, live=live, wedge=False),
+                "program": f"useful without the ratio range ({reason})"}
+    except RuntimeError:
+        return {**relaxation(disc, budget, privacy, "full", previous=previous, live=live), "program": f"full ({reason})"}
 
 
 def _upper(sc: BinaryGMM, budget: float, privacy: str, observation: str, cell: float, bin_: float,

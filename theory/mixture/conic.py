@@ -39,14 +39,19 @@ STALLED = ("InsufficientProgress", "NumericalError")
 LIVE = dict(OPTIONS, max_iter=60)
 #: A live solve whose dual residual is larger than this is solved again with ``OPTIONS``.
 LIVE_DUAL_RESIDUAL = 1e-7
+#: A live solve whose dual residual is still above this fails at once (its dual optimum is not attained:
+#: the useful MI relaxation at mu 3, see relaxation.py, is at 2e7 after 60 iterations and ends in NumericalError).
+LIVE_DIVERGED = 1.0
 #: Clarabel statuses whose last iterate a live solve may keep (cvxpy unpacks all three).
 LIVE_KEPT = ("Solved", "AlmostSolved", "MaxIterations")
 
 
-def solve_conic(problem: cp.Problem, live: bool = False) -> dict[str, Any]:
+def solve_conic(problem: cp.Problem, live: bool = False, dual_bound: bool = False) -> dict[str, Any]:
     """Solve ``problem`` with Clarabel; return status, primal, dual, iterations and the dual residual.
 
-    ``live``: first try ``LIVE`` (at most 60 iterations), kept where its dual residual is small.
+    ``live``: first try ``LIVE`` (at most 60 iterations), kept where its dual residual is small;
+    with ``dual_bound`` (the caller uses the dual objective only: the relaxation) a live solve whose
+    dual residual is above ``LIVE_DIVERGED`` raises at once.
 
     Raises
     ------
@@ -59,6 +64,8 @@ def solve_conic(problem: cp.Problem, live: bool = False) -> dict[str, Any]:
     raw = None
     if live:
         raw = Interface().solve_via_data(data, False, False, dict(LIVE))
+        if dual_bound and float(raw.r_dual) > LIVE_DIVERGED:  # not converging: the strict solve would stall too, later
+            raise RuntimeError(f"Clarabel: dual residual {float(raw.r_dual):.1e} after {raw.iterations} iterations")
         if str(raw.status) not in LIVE_KEPT or not float(raw.r_dual) <= LIVE_DUAL_RESIDUAL:
             raw = None
     if raw is None:
