@@ -237,14 +237,22 @@ def test_second_moment_lower_end_tightens_and_stays_below_exact_mechanisms(obser
     assert relaxation(disc, budget, "mi", observation)["value"] <= mi + 1e-7
 
 
+@pytest.fixture(scope="module")
+def first_level():
+    """The first level's sandwich alone (mi, full), which every capped refinement below must return."""
+    return certified_sandwich(CAPPED_MODEL, 0.5, "mi", "full", levels=COARSE, rounds=0, tol=0.0)
+
+
+CAPPED_MODEL = BinaryGMM(prior=0.6, mu=1.0, sigma0=1.0, sigma1=0.7)
+
+
 @pytest.mark.parametrize("cap,reason", [({"max_pairs": 1}, "pairs"), ({"time_limit": 0.0}, "time"),
                                         ({"growth": 1e12}, "time")])
-def test_a_capped_refinement_stops_after_the_first_level_and_reports_the_width_reached(cap, reason):
+def test_a_capped_refinement_stops_after_the_first_level_and_reports_the_width_reached(cap, reason, first_level):
     # the cap of a live point (work, time, predicted time): the finer level is not started, and the
     # result is the first level's sandwich, whose width is reported as reached (not the target)
-    sc = BinaryGMM(prior=0.6, mu=1.0, sigma0=1.0, sigma1=0.7)
+    sc, one = CAPPED_MODEL, first_level
     finer = (*COARSE, (None, None, 1.0, 0.25))
-    one = certified_sandwich(sc, 0.5, "mi", "full", levels=COARSE, rounds=0, tol=0.0)
     capped = certified_sandwich(sc, 0.5, "mi", "full", levels=finer, rounds=1, tol=0.0, **cap)
     assert capped["level"] == 0 and capped["stopped"] == reason and not capped["converged"]
     assert capped["lower"] == pytest.approx(one["lower"], abs=1e-9) and capped["upper"] == one["upper"]
