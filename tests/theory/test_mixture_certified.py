@@ -235,3 +235,50 @@ def test_second_moment_lower_end_tightens_and_stays_below_exact_mechanisms(obser
                             for d, w in zip(dens, (0.4, 0.6)) if d(z) > 0), -15, 15, limit=400)[0]
     assert relaxation(disc, budget, "map", observation)["value"] <= acc + 1e-7
     assert relaxation(disc, budget, "mi", observation)["value"] <= mi + 1e-7
+
+
+@pytest.fixture(scope="module")
+def first_level():
+    """The first level's sandwich alone (mi, full), which every capped refinement below must return."""
+    return certified_sandwich(CAPPED_MODEL, 0.5, "mi", "full", levels=COARSE, rounds=0, tol=0.0)
+
+
+CAPPED_MODEL = BinaryGMM(prior=0.6, mu=1.0, sigma0=1.0, sigma1=0.7)
+
+
+@pytest.mark.parametrize("cap,reason", [({"max_pairs": 1}, "pairs"), ({"time_limit": 0.0}, "time"),
+                                        ({"growth": 1e12}, "time")])
+def test_a_capped_refinement_stops_after_the_first_level_and_reports_the_width_reached(cap, reason, first_level):
+    # the cap of a live point (work, time, predicted time): the finer level is not started, and the
+    # result is the first level's sandwich, whose width is reported as reached (not the target)
+    sc, one = CAPPED_MODEL, first_level
+    finer = (*COARSE, (None, None, 1.0, 0.25))
+    capped = certified_sandwich(sc, 0.5, "mi", "full", levels=finer, rounds=1, tol=0.0, **cap)
+    assert capped["level"] == 0 and capped["stopped"] == reason and not capped["converged"]
+    assert capped["lower"] == pytest.approx(one["lower"], abs=1e-9) and capped["upper"] == one["upper"]
+    assert capped["width"] == capped["upper"] - capped["lower"] > 1e-3
+
+
+def test_a_live_solve_keeps_a_valid_lower_end_within_its_iterations():
+    # live: at most 60 Clarabel iterations, the last iterate's dual objective kept where its dual residual
+    # is small; it is a lower end of the same program (never above the strict solve's) and close to it
+    from privbench.theory.mixture.conic import LIVE, LIVE_DUAL_RESIDUAL
+
+    sc = BinaryGMM(prior=0.6, mu=1.0, sigma0=1.0, sigma1=0.7)
+    disc = discretize(sc, 1.0, 0.5, radius=4.0)
+    strict = relaxation(disc, 0.3, "mi", "useful")
+    live = relaxation(disc, 0.3, "mi", "useful", live=True)
+    assert live["solver"]["iterations"] <= LIVE["max_iter"] or live["solver"]["iterations"] == \
+        strict["solver"]["iterations"]  # kept, or solved again strictly
+    assert live["solver"]["dual_residual"] <= max(LIVE_DUAL_RESIDUAL, strict["solver"]["dual_residual"])
+    assert strict["value"] - 1e-5 <= live["value"] <= strict["value"] + 1e-7
+
+
+def test_the_useful_relaxation_without_its_ratio_range_lies_between_the_full_and_the_useful_one():
+    # the fallback where the useful program's dual optimum is not attained: dropping constraints only relaxes
+    sc = BinaryGMM(prior=0.6, mu=1.0, sigma0=1.0, sigma1=0.7)
+    disc = discretize(sc, 1.0, 0.5, radius=4.0)
+    full, useful = (relaxation(disc, 0.3, "mi", obs)["value"] for obs in ("full", "useful"))
+    no_wedge = relaxation(disc, 0.3, "mi", "useful", wedge=False)["value"]
+    assert full - 1e-7 <= no_wedge <= useful + 1e-7
+    assert useful > full + 1e-4  # the observations differ here, so the sandwich between them means something

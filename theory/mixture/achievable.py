@@ -53,8 +53,12 @@ def _objective(q: list[Any], weights: np.ndarray, privacy: str) -> tuple[Any, li
     return sum(cp.sum(cp.rel_entr(q[s], weights[s] * pz)) for s in (0, 1)), []
 
 
-def achievable(disc: Discretized, budget: float, privacy: str, observation: str) -> dict[str, Any]:
+def achievable(disc: Discretized, budget: float, privacy: str, observation: str,
+               live: bool = False) -> dict[str, Any]:
     """The best piecewise-constant mechanism on ``disc`` with distortion <= ``budget``.
+
+    ``live``: the solver stops at a loose primal residual (:func:`~.conic.solve_conic`); the
+    value and distortion returned are recomputed exactly from the projected channel either way.
 
     Returns
     -------
@@ -85,7 +89,7 @@ def achievable(disc: Discretized, budget: float, privacy: str, observation: str)
     problem = cp.Problem(cp.Minimize(objective), cons + extra)
     target.value = max(floor, budget * (1 - MARGIN))
     for _ in range(4):  # the solver's tolerance may leave the exact distortion a hair over the budget
-        stats = solve_conic(problem)
+        stats = solve_conic(problem, live=live)
         chan = np.stack([_project(disc, np.asarray(x[s].value, dtype=float)) for s in (0, 1)])
         distortion = float((cost * chan).sum())
         if distortion <= budget:

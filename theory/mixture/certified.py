@@ -13,7 +13,9 @@ level solving both programs, then adaptive rounds that halve the relaxation's
 bins where both classes put mass) until ``upper - lower <= tol`` or the time
 limit, keeping the smallest upper and the largest lower end met on the way (each is
 valid on its own).  The width achieved is part of the result: it is NOT always
-below ``tol``.  Each level's relaxation places its bins' likelihood-ratio thresholds
+below ``tol``.  A point off the committed table is solved under the live cap :data:`LIVE`
+(time with the next level's cost predicted, a work cap in relaxation pairs, Clarabel stopped
+early where its dual residual allows: :mod:`.conic`); ``stopped`` says which rule ended it.  Each level's relaxation places its bins' likelihood-ratio thresholds
 (:mod:`.ratio_split`) around the previous level's solution; with them the lower end
 converges to second order in the bin width (the single threshold 1 of the first version
 left a first-order term: MI on prior 0.5, mu 1, sd 1, D 0.5, cells 1, bins 0.5, 0.25, 0.125:
@@ -45,7 +47,7 @@ from .interpolate import sandwich_at
 from .model import min_sd
 from .stored import stored_curve, stored_sandwich
 
-__all__ = ["CERTIFIED", "LEVELS", "METHOD", "TOL", "certified_optimum", "certified_sandwich"]
+__all__ = ["CERTIFIED", "LEVELS", "LIVE", "METHOD", "TOL", "certified_optimum", "certified_sandwich"]
 
 #: The pseudo-family that selects this bound in ``theory.optimum(..., family=...)``.
 CERTIFIED = "certified"
@@ -70,6 +72,14 @@ LEVELS: tuple[tuple[float | None, float | None, float, float], ...] = (
 )
 
 
+#: How a point off the committed table is solved while the caller waits: the live solver options, and
+#: no level or round that would predictably end past ``time_limit`` seconds (``growth`` times the last
+#: one's seconds: a level doubles the relaxation's bins and costs about 3 times the one before) or whose
+#: relaxation keeps more than ``max_pairs`` (cell, bin) pairs.  The result is a valid sandwich at the
+#: width reached.  (Before the cap: binary-gmm's EXAMPLE, mi, useful, D = 1 took 147 s in CI.)
+LIVE: dict[str, Any] = {"live": True, "time_limit": 20.0, "growth": 3.0, "max_pairs": 6000}
+
+
 def pair_radius(sc: BinaryGMM, budget: float) -> float:
     """Radius (in units of min sd) of the kept (cell, bin) pairs at budget D."""
     unit = min_sd(sc)
@@ -79,7 +89,8 @@ def pair_radius(sc: BinaryGMM, budget: float) -> float:
 def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: str, *,
                        tol: float = TOL, time_limit: float = 60.0,
                        levels: tuple[tuple[float | None, float | None, float, float], ...] = LEVELS,
-                       rounds: int = 2) -> dict[str, Any]:
+                       rounds: int = 2, live: bool = False, growth: float | None = None,
+                       max_pairs: int | None = None) -> dict[str, Any]:
     """lower <= optimum over all mechanisms <= upper at distortion budget ``budget``.
 
     Parameters
@@ -93,7 +104,7 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
     tol : float
         Target width upper - lower (probability for map, nats for mi).
     time_limit : float
-        No new level is started after this many seconds.
+        No new level (or round) is started after this many seconds.
     levels : tuple of (upper cell, upper bin, lower cell, lower bin) steps
         In units of the smallest sd, coarse to fine; upper steps None: that level refines the lower end only.
     rounds : int
@@ -101,6 +112,15 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
         relaxation is solved again with its bins halved where both classes put mass
         in the last solution, where the relaxation's slack (the classes "meeting"
         inside a bin) lies.
+    live : bool
+        Solve with the live solver options (:func:`~.conic.solve_conic`: at most 60 iterations
+        where the dual residual allows), as :func:`certified_optimum` does for a point off the table.
+    growth : float, optional
+        Also start no level or round whose predicted end (``growth`` times the last one's
+        seconds from now) lies past ``time_limit``.  The first level always runs.
+    max_pairs : int, optional
+        A work cap: no level or round after the first whose relaxation keeps more (cell, bin)
+        pairs than this (its cost grows with them).
 
     Returns
     -------
@@ -109,74 +129,109 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
         ``upper_distortion`` (exact distortion of the achieving mechanism, <= D),
         ``upper_grid`` / ``lower_grid`` (steps of the ends kept), ``far_mass``,
         ``lower_program`` (the relaxation used: the observation's, or ``full (reason)``),
-        ``converged`` (width <= tol), ``errors`` (solver failures met; their level is skipped).
-        The lower end starts at the trivial bound (max prior for map, 0 for mi).
+        ``converged`` (width <= tol), ``stopped`` (why the refinement ended: ``width``,
+        ``time``, ``pairs`` or ``schedule``), ``errors`` (solver failures met; their level is skipped).
+        The lower end starts at the trivial bound (max prior for map, 0 for mi).  Every stop
+        leaves a valid sandwich: only its width, reported as achieved, depends on where it stopped.
     """
+    _check(budget, privacy, observation)
+    unit = min_sd(sc)
+    radius = pair_radius(sc, budget) * unit
+    # trivial lower ends: MAP accuracy >= max prior, I(S;Z) >= 0
+    floor = max(sc.prior, 1 - sc.prior) if privacy == "map" else 0.0
+    best: dict[str, Any] = {"lower": floor, "upper": np.inf, "lower_grid": None, "far_mass": 0.0,
+                            "lower_program": "trivial", "upper_distortion": np.nan, "upper_grid": None,
+                            "errors": [], "stopped": "schedule"}
+    run = _Run(sc, budget, privacy, observation, radius, live, tol, time_limit, growth, max_pairs)
+    for i, (uc, ub, lc, lb) in enumerate(levels):
+        disc = discretize(sc, lc * unit, lb * unit, radius)
+        if i and run.stop(best, disc.n_pairs):
+            break
+        run.begin()
+        up = None if uc is None or ub is None else _upper(sc, budget, privacy, observation, uc * unit, ub * unit,
+                                                          radius, live)
+        if up is not None and up["value"] < best["upper"]:
+            best.update(upper=up["value"], upper_distortion=up["distortion"], upper_grid=(uc * unit, ub * unit))
+        run.lower(best, disc, (lc * unit, lb * unit), f"level {i}")
+        best["level"] = i
+    _adaptive(run, best, rounds)
+    for key in ("refine", "previous"):
+        best.pop(key, None)
+    best["width"] = best["upper"] - best["lower"]
+    best["seconds"] = time.perf_counter() - run.start
+    best["converged"] = bool(best["width"] <= tol)
+    best["stopped"] = "width" if best["converged"] else best["stopped"]
+    best["radius"] = radius
+    return best
+
+
+def _check(budget: float, privacy: str, observation: str) -> None:
     if privacy not in ("map", "mi"):
         raise InputError(f"privacy={privacy!r} has no certified sandwich (allowed: map, mi)")
     if observation not in ("useful", "full"):
         raise InputError(f"observation={observation!r} is unknown (allowed: useful, full)")
     if not budget > 0:
         raise InputError(f"budget={budget!r} must be > 0 for the certified sandwich")
-    unit = min_sd(sc)
-    radius = pair_radius(sc, budget) * unit
-    start = time.perf_counter()
-    # trivial lower ends: MAP accuracy >= max prior, I(S;Z) >= 0
-    floor = max(sc.prior, 1 - sc.prior) if privacy == "map" else 0.0
-    best: dict[str, Any] = {"lower": floor, "upper": np.inf, "lower_grid": None, "far_mass": 0.0,
-                            "lower_program": "trivial", "upper_distortion": np.nan, "upper_grid": None,
-                            "errors": []}
-    for i, (uc, ub, lc, lb) in enumerate(levels):
-        up = None if uc is None or ub is None else _upper(sc, budget, privacy, observation, uc * unit, ub * unit,
-                                                          radius)
-        if up is not None and up["value"] < best["upper"]:
-            best.update(upper=up["value"], upper_distortion=up["distortion"], upper_grid=(uc * unit, ub * unit))
+
+
+class _Run:
+    """One refinement: its problem, its stopping rules (width, time, predicted time, pairs), its lower solves."""
+
+    def __init__(self, sc: Any, budget: float, privacy: str, observation: str, radius: float, live: bool,
+                 tol: float, time_limit: float, growth: float | None, max_pairs: int | None) -> None:
+        self.sc, self.budget, self.privacy, self.observation, self.radius = sc, budget, privacy, observation, radius
+        self.live, self.tol, self.time_limit, self.growth, self.max_pairs = live, tol, time_limit, growth, max_pairs
+        self.start = self.step_start = time.perf_counter()
+        self.last = 0.0
+
+    def begin(self) -> None:
+        self.step_start = time.perf_counter()
+
+    def stop(self, best: dict[str, Any], n_pairs: int) -> bool:
+        """Whether the next level or round (its relaxation keeping ``n_pairs`` pairs) is not started;
+        sets ``best["stopped"]``."""
+        now = time.perf_counter() - self.start
+        reason = None
+        if best["upper"] - best["lower"] <= self.tol:
+            reason = "width"
+        elif now > self.time_limit or (self.growth is not None and now + self.growth * self.last > self.time_limit):
+            reason = "time"
+        elif self.max_pairs is not None and n_pairs > self.max_pairs:
+            reason = "pairs"
+        if reason:
+            best["stopped"] = reason
+        return reason is not None
+
+    def lower(self, best: dict[str, Any], disc: Any, grid: tuple[Any, Any], label: str) -> bool:
+        """Solve the relaxation on ``disc``, keep its lower end where larger and its solution (which
+        places the next thresholds and bins); False where the solver failed."""
         try:
-            lo = _lower(sc, budget, privacy, observation, lc * unit, lb * unit, radius,
-                        previous=best.get("previous"))
+            lo = _lower(disc, self.budget, self.privacy, self.observation, best.get("previous"), self.live)
         except RuntimeError as exc:  # the solver failed on this level: keep the ends found so far
-            best["errors"].append(f"level {i} lower: {exc}")
-            lo = {"value": -np.inf}
+            best["errors"].append(f"{label} lower: {exc}")
+            self.last = time.perf_counter() - self.step_start
+            return False
         if lo["value"] > best["lower"]:
-            best.update(lower=lo["value"], lower_grid=(lc * unit, lb * unit), far_mass=lo["far_mass"],
-                        lower_program=lo["program"])
-        if "p_sz" in lo:
-            best["refine"] = (refine_edges(lo["bin_edges"], lo["p_sz"]), lc * unit)
-            best["previous"] = (lo["bin_edges"], lo["p_sz"])
-        best["level"] = i
-        if _done(best, tol, start, time_limit):
-            break
-    _adaptive(sc, budget, privacy, observation, radius, best, rounds, lambda: _done(best, tol, start, time_limit))
-    best.pop("refine", None)
-    best.pop("previous", None)
-    best["width"] = best["upper"] - best["lower"]
-    best["seconds"] = time.perf_counter() - start
-    best["converged"] = bool(best["width"] <= tol)
-    best["radius"] = radius
-    return best
-
-
-def _adaptive(sc: BinaryGMM, budget: float, privacy: str, observation: str, radius: float,
-              best: dict[str, Any], rounds: int, done: Any) -> None:
-    """Adaptive rounds: halve the bins where both classes have mass (where the slack lies); updates ``best``."""
-    while not done() and best.get("refine") is not None and rounds > 0:
-        rounds -= 1
-        edges, lc = best.pop("refine")
-        try:
-            lo = _lower(sc, budget, privacy, observation, lc, 0.0, radius, edges, previous=best.get("previous"))
-        except RuntimeError as exc:
-            best["errors"].append(f"adaptive lower: {exc}")
-            break
-        if lo["value"] > best["lower"]:
-            best.update(lower=lo["value"], lower_grid=(lc, f"adaptive, {len(edges) + 1} bins"),
-                        far_mass=lo["far_mass"], lower_program=lo["program"])
-        best["refine"] = (refine_edges(lo["bin_edges"], lo["p_sz"]), lc)
+            best.update(lower=lo["value"], lower_grid=grid, far_mass=lo["far_mass"], lower_program=lo["program"])
+        best["refine"] = (refine_edges(lo["bin_edges"], lo["p_sz"]), grid[0])
         best["previous"] = (lo["bin_edges"], lo["p_sz"])
+        self.last = time.perf_counter() - self.step_start
+        return True
+
+
+def _adaptive(run: _Run, best: dict[str, Any], rounds: int) -> None:
+    """Adaptive rounds: halve the bins where both classes have mass (where the slack lies); updates ``best``."""
+    while best.get("refine") is not None and rounds > 0:
+        edges, lc = best["refine"]
+        disc = discretize(run.sc, lc, 0.0, run.radius, bin_edges=edges)
+        if run.stop(best, disc.n_pairs):
+            return
+        rounds -= 1
+        run.begin()
+        del best["refine"]
+        if not run.lower(best, disc, (lc, f"adaptive, {len(edges) + 1} bins"), "adaptive"):
+            return
         best["level"] = f"{best['level']}+adaptive"
-
-
-def _done(best: dict[str, Any], tol: float, start: float, time_limit: float) -> bool:
-    return bool(best["upper"] - best["lower"] <= tol or time.perf_counter() - start > time_limit)
 
 
 def refine_edges(edges: np.ndarray, p_sz: np.ndarray, share: float = 1e-3) -> np.ndarray:
@@ -188,27 +243,31 @@ def refine_edges(edges: np.ndarray, p_sz: np.ndarray, share: float = 1e-3) -> np
     return np.sort(np.concatenate([edges, mids]))
 
 
-def _lower(sc: BinaryGMM, budget: float, privacy: str, observation: str, cell: float, bin_: float,
-           radius: float, bin_edges: np.ndarray | None = None,
-           previous: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
+def _lower(disc: Any, budget: float, privacy: str, observation: str,
+           previous: tuple[np.ndarray, np.ndarray] | None = None, live: bool = False) -> dict[str, Any]:
     """The relaxation on one grid (``previous``: the last solution's (bin edges, P(S, bin)), which places
     the bins' likelihood-ratio thresholds, :mod:`.ratio_split`).  Where Clarabel fails on the ``useful`` relaxation (it stalls on
-    some symmetric models), the ``full`` one is used instead: a mechanism that sees U only is one
-    that sees (S, U), so its optimum is no lower and that relaxation is still a valid lower end."""
-    disc = discretize(sc, cell, bin_, radius, bin_edges=bin_edges)
+    some symmetric models), the same without its ratio range is tried, then the ``full`` one: a
+    mechanism that sees U only is one that sees (S, U), so its optimum is no lower and that
+    relaxation is still a valid lower end."""
     try:
-        return {**relaxation(disc, budget, privacy, observation, previous=previous), "program": observation}
+        return {**relaxation(disc, budget, privacy, observation, previous=previous, live=live), "program": observation}
     except RuntimeError as exc:
         if observation != "useful":
             raise
-        return {**relaxation(disc, budget, privacy, "full", previous=previous), "program": f"full ({exc})"}
+        reason = str(exc)
+    try:  # the same without the ratio range, whose dual optimum is not always attained (.relaxation)
+        return {**relaxation(disc, budget, privacy, observation, previous=previous, live=live, wedge=False),
+                "program": f"useful without the ratio range ({reason})"}
+    except RuntimeError:
+        return {**relaxation(disc, budget, privacy, "full", previous=previous, live=live), "program": f"full ({reason})"}
 
 
 def _upper(sc: BinaryGMM, budget: float, privacy: str, observation: str, cell: float, bin_: float,
-           radius: float) -> dict[str, Any] | None:
+           radius: float, live: bool = False) -> dict[str, Any] | None:
     """The achievable end on one grid, or None where no mechanism of the grid meets the budget."""
     try:
-        up = achievable(discretize(sc, cell, bin_, radius), budget, privacy, observation)
+        up = achievable(discretize(sc, cell, bin_, radius), budget, privacy, observation, live=live)
     except (InputError, RuntimeError):  # budget below this grid's floor, or the solver failed
         return None
     return up if up["distortion"] <= budget else None
@@ -221,7 +280,8 @@ def certified_optimum(sc: BinaryGMM, budget: float, privacy: str, observation: s
     A budget the committed table holds is served from it; a budget it does not hold,
     where it holds the same (scenario, observation, privacy) at other budgets, is
     bracketed from those rows without solving (:mod:`.interpolate`: time-shared
-    mechanisms above, monotonicity and convexity below); otherwise it is solved.
+    mechanisms above, monotonicity and convexity below); otherwise it is solved live, under
+    the budget :data:`LIVE` (the width reached is in the certificate, ``stopped`` says why it ended).
 
     ``value`` is the achievable (upper) end, ``lower`` the certified lower end,
     ``bound_kind="certified"``; the certificate holds the whole result of
@@ -235,7 +295,7 @@ def certified_optimum(sc: BinaryGMM, budget: float, privacy: str, observation: s
     curve = stored_curve(sc.id, privacy, observation)
     if curve:  # the committed table has this curve at other budgets: time-sharing / convexity bracket
         return _interpolated(sc, budget, privacy, observation, curve)
-    got = certified_sandwich(sc, budget, privacy, observation)
+    got = certified_sandwich(sc, budget, privacy, observation, **LIVE)
     if not np.isfinite(got["upper"]):
         raise InputError(f"budget={budget!r}: no piecewise-constant mechanism of the certified grids meets it")
     cert = {k: (list(v) if isinstance(v, tuple) else v) for k, v in got.items()}

@@ -3,7 +3,7 @@
 There is no mechanism family here (GAP's families are for one Gaussian per class): the only
 bound is the certified sandwich over all mechanisms (:mod:`.certified`), MAP privacy with both
 observations and MI with the full one, solved for each budget (no table is stored for these
-models, so each new budget costs a solve: seconds to minutes on 2 cores).  ``Optimum.value`` is
+models, so each new budget costs a solve, capped as :data:`~.certified.LIVE` says).  ``Optimum.value`` is
 the achievable end and ``Optimum.lower`` the certified lower end, as for ``binary-gmm --family
 certified``.
 """
