@@ -12,7 +12,6 @@ from privbench.bench.suites import load_suite
 from privbench.datasets.errors import InputError
 
 HERE = Path(__file__).parent
-BASELINES = HERE.parents[1] / "results" / "baselines" / "regression.json"
 
 
 @pytest.fixture
