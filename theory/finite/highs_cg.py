@@ -35,7 +35,8 @@ __all__ = ["MapColumnGeneration"]
 
 _PRICE_TOL = 1e-11
 _MAX_ROUNDS = 500
-FULL_LP = 10_000  # programs with at most this many entries start with all of them
+FULL_LP = 1_000  # programs with at most this many entries start with all of them (measured: at useful m = 50,
+# 2,500 entries, pricing 0.04 s against 0.7 s for all entries; at m = 100, 0.3 s against 29 s)
 PER_ROW = 0  # entries added per row and round (0: every entry with a negative reduced cost)
 
 
