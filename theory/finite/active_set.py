@@ -237,9 +237,11 @@ class ActiveSetSolver:
         bound, lam = linearised_bound(lin.offset, scores, data.cost, budget, support, self.lam)
         if dual is not None and lin.value - bound > tol * max(1.0, abs(lin.value)):
             dual_slope = MINORANT_SLOPES[self.privacy](Q_OF_SLOPE[self.privacy](dual, data.p_s), data.p_s)
-            mixed = np.where(lin.used[None, :], slope, dual_slope)  # the tangent where z is used
-            for cand in (dual_slope, mixed):  # all from the duals (near-unused columns are noise)
-                dscores = np.asarray(data.g_s.T @ cand)
+            # the tangent where z is used (a channel whose tangent does not certify is not accurate
+            # enough: its P(S,Z) is off by about the square root of its value's error), the duals' q
+            # where it is not
+            if not lin.used.all():
+                dscores = np.asarray(data.g_s.T @ np.where(lin.used[None, :], slope, dual_slope))
                 bound2, lam2 = linearised_bound(lin.offset, dscores, data.cost, budget, support, self.lam)
                 if bound2 > bound:
                     bound, lam, scores = bound2, lam2, dscores
