@@ -47,6 +47,7 @@ _SHRINK = 1e-6
 _MAX_REFIT = 64  # unused releases whose q is refitted by a conic program, per certificate
 
 
+CHANNEL_TOL = 1e-6  # the duals' bound counts only for a channel whose own tangent bound is this close
 _RETRIES = ({}, {"equilibrate_enable": False}, {"max_step_fraction": 0.9})  # settings tried in turn
 
 
@@ -237,11 +238,14 @@ class ActiveSetSolver:
         bound, lam = linearised_bound(lin.offset, scores, data.cost, budget, support, self.lam)
         if dual is not None and lin.value - bound > tol * max(1.0, abs(lin.value)):
             dual_slope = MINORANT_SLOPES[self.privacy](Q_OF_SLOPE[self.privacy](dual, data.p_s), data.p_s)
-            # the tangent where z is used (a channel whose tangent does not certify is not accurate
-            # enough: its P(S,Z) is off by about the square root of its value's error), the duals' q
-            # where it is not
-            if not lin.used.all():
-                dscores = np.asarray(data.g_s.T @ np.where(lin.used[None, :], slope, dual_slope))
+            # the tangent where z is used and the duals' q where it is not; then the duals' q for every
+            # z, but only for a channel whose tangent bound is within CHANNEL_TOL (P(S,Z) is off by
+            # about the square root of the value's error: an exact value does not make an exact channel)
+            cands = [np.where(lin.used[None, :], slope, dual_slope)] if not lin.used.all() else []
+            for k, cand in enumerate(cands + [dual_slope]):
+                if k == len(cands) and lin.value - bound > CHANNEL_TOL * max(1.0, abs(lin.value)):
+                    break  # the duals alone bound the optimum, but the channel must be accurate too
+                dscores = np.asarray(data.g_s.T @ cand)
                 bound2, lam2 = linearised_bound(lin.offset, dscores, data.cost, budget, support, self.lam)
                 if bound2 > bound:
                     bound, lam, scores = bound2, lam2, dscores
