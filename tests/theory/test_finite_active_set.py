@@ -141,3 +141,33 @@ def test_an_uncertified_answer_without_fallback_is_a_sandwich_not_exact(monkeypa
     assert opt.bound_kind == "certified" and not opt.certificate["certified"]
     assert "over the memory limit" in opt.certificate["fallback"]
     assert opt.lower <= ref + 1e-7 and opt.value >= ref - 1e-7
+
+
+@pytest.mark.parametrize("privacy", ["mi", "chi2"])
+def test_a_wrong_interior_point_answer_fails_its_certificate(privacy, monkeypatch):
+    """Injected: the whole program's channel mixed 5% with the uniform one (feasible, suboptimal),
+    with Clarabel's own duals. The dual certificate must not close on it (nor rise above the
+    optimum), and solve_finite must still end at the optimum by another path."""
+    from privbench.theory.finite import active_set
+
+    real = active_set._restricted
+
+    def wrong(*args, **kwargs):
+        out = real(*args, **kwargs)
+        return None if out is None else (0.95 * out[0] + 0.05 / out[0].shape[1], out[1], out[2])
+
+    joint, dist = _instance(3, True)
+    data = finite_data(joint, dist, "full")
+    budget = data.min_distortion + 0.4 * (float((joint.sum(axis=0) @ dist).min()) - data.min_distortion)
+    ref = solve_conic(joint, dist, budget, privacy, "full").value
+    good = ActiveSetSolver(data, privacy).solve_whole(budget, 1e-7)
+    assert good.value - good.bound <= 1e-7 * max(1.0, good.value) and good.bound <= ref + 1e-7
+    monkeypatch.setattr(active_set, "_restricted", wrong)
+    bad = ActiveSetSolver(data, privacy).solve_whole(budget, 1e-7)
+    assert bad.value > ref + 1e-5  # the injected channel is clearly suboptimal ...
+    assert bad.value - bad.bound > 1e-5 and bad.bound <= ref + 1e-7  # ... and its certificate says so
+    solve_module._cached_model.cache_clear()
+    fast = solve_finite(joint, dist, budget, privacy, "full")
+    solve_module._cached_model.cache_clear()
+    assert fast.certificate["certified"] and fast.value == pytest.approx(ref, abs=TOL)
+    assert fast.certificate["dual"] <= ref + 1e-7

@@ -24,7 +24,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 from scipy.special import rel_entr
 
-__all__ = ["MINORANT_SLOPES", "SMOOTH_LEAKAGES", "Linearisation", "UNUSED"]
+__all__ = ["MINORANT_SLOPES", "Q_OF_SLOPE", "SMOOTH_LEAKAGES", "Linearisation", "UNUSED"]
 
 UNUSED = 1e-12  # a column with P(z) below this times max P(z) gets q = P(S) in the minorant
 
@@ -80,10 +80,23 @@ def _chi2(p_sz: np.ndarray, p_s: np.ndarray) -> Linearisation:
     return Linearisation(float(col.sum() - 1.0), deriv, -1.0, _chi2_slope(q, p_s), used, post)
 
 
+def _mi_q(slope: np.ndarray, p_s: np.ndarray) -> np.ndarray:
+    w = p_s[:, None] * np.exp(slope - slope.max(axis=0, keepdims=True))
+    return w / w.sum(axis=0, keepdims=True)
+
+
+def _chi2_q(slope: np.ndarray, p_s: np.ndarray) -> np.ndarray:
+    return p_s[:, None] * (slope + 2.0 - p_s @ slope) / 2.0
+
+
 MINORANT_SLOPES: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "mi": _mi_slope,
     "chi2": _chi2_slope,
 }
+# a conditional q whose minorant slope is the given one where that is a minorant slope (the duals of
+# a conic solver, up to its accuracy); any q gives a valid minorant, so an inexact slope costs
+# only tightness
+Q_OF_SLOPE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {"mi": _mi_q, "chi2": _chi2_q}
 SMOOTH_LEAKAGES: dict[str, Callable[[np.ndarray, np.ndarray], Linearisation]] = {
     "mi": _mi,
     "chi2": _chi2,
