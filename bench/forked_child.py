@@ -23,8 +23,38 @@ import time
 from typing import Any, Callable
 
 
-class ForkedChild:
+class PolledProcess:
+    """``wait`` and ``kill`` for a process handle that has ``pid``, ``returncode`` and ``poll()``
+    (:class:`ForkedChild`, :class:`~privbench.bench.zygote.ZygoteChild`); ``LABEL`` names it in a timeout."""
+
+    LABEL = "child"
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None:  # pragma: no cover - every subclass has its own
+        raise NotImplementedError
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the process (``subprocess.TimeoutExpired`` past ``timeout`` seconds)."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if end is not None and time.monotonic() > end:
+                raise subprocess.TimeoutExpired(f"{self.LABEL} {self.pid}", timeout)  # type: ignore[arg-type]
+            time.sleep(0.01)
+        return self.returncode  # type: ignore[return-value]
+
+    def kill(self) -> None:
+        if self.poll() is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+class ForkedChild(PolledProcess):
     """A child forked from this process that runs ``target(requests, replies)`` on two fresh pipes."""
+
+    LABEL = "evaluator"
 
     def __init__(self, target: Callable[[Any, Any], None]) -> None:
         req_r, req_w = os.pipe()
@@ -60,18 +90,3 @@ class ForkedChild:
                 self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
 
-    def wait(self, timeout: float | None = None) -> int:
-        """Wait for the child (``subprocess.TimeoutExpired`` past ``timeout`` seconds)."""
-        end = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if end is not None and time.monotonic() > end:
-                raise subprocess.TimeoutExpired(f"evaluator {self.pid}", timeout)  # type: ignore[arg-type]
-            time.sleep(0.01)
-        return self.returncode  # type: ignore[return-value]
-
-    def kill(self) -> None:
-        if self.poll() is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass

@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import os
 import select
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 from typing import Any
+
+from .forked_child import PolledProcess
 
 #: The socket of this process's zygote (:func:`use_zygote`), or None: fresh servers.
 ADDRESS: list[str | None] = [None]
@@ -49,10 +50,12 @@ class Zygote:
         self.dir.cleanup()
 
 
-class ZygoteChild:
+class ZygoteChild(PolledProcess):
     """A release server forked by the zygote, with the part of :class:`subprocess.Popen`'s interface that
     :class:`~privbench.bench.remote_release.ReleaseServer` uses.  It is not this process's child: its exit
     is seen through a pidfd (or, without one, by signalling it), and its exit code is not known (-1)."""
+
+    LABEL = "release server"
 
     def __init__(self, pid: int, stdin: Any, stdout: Any) -> None:
         self.pid, self.stdin, self.stdout = pid, stdin, stdout
@@ -81,20 +84,6 @@ class ZygoteChild:
                     self.pidfd = None
         return self.returncode
 
-    def wait(self, timeout: float | None = None) -> int:
-        end = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if end is not None and time.monotonic() > end:
-                raise subprocess.TimeoutExpired(f"release server {self.pid}", timeout)  # type: ignore[arg-type]
-            time.sleep(0.01)
-        return self.returncode  # type: ignore[return-value]
-
-    def kill(self) -> None:
-        if self.poll() is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def connect(address: str) -> socket.socket | None:

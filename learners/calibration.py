@@ -33,6 +33,16 @@ import numpy as np
 #: the least scale of step 1 (the map stays invertible, far from a constant release)
 MIN_SCALE = 1e-3
 
+def training_releases(samples: Any, task: Any, mech: Any, rows: int,
+                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two releases (fresh noise, in this order) of up to ``rows`` training rows and their U, flattened
+    to (n, d_u): what a calibration measures the release's distortion on."""
+    n = min(len(samples), int(rows))
+    w = task.observe(samples)[:n]
+    u = np.asarray(samples.u, dtype=float).reshape(len(samples), -1)[:n]
+    return mech.release(w, rng), mech.release(w, rng), u
+
+
 def budget_calibration(z1: np.ndarray, z2: np.ndarray, u: np.ndarray, budget: float, margin: float,
                        centre: bool = True) -> dict[str, Any]:
     """The calibration of a release measured on training rows; see the module docstring.

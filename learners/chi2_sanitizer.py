@@ -223,7 +223,7 @@ class Chi2Sanitizer(Learner):
         if cond == "s" and task.observation == "useful":
             raise InputError("condition='s' needs observation 'full' (the mechanism does not see S)")
         us = [np.asarray(s.u, dtype=float).reshape(len(s), -1) for s in samples_list]
-        configs = [self._config(task, s, u, cond) for s, u in zip(samples_list, us)]
+        configs = [self._mechanism_config(task, s, u, cond) for s, u in zip(samples_list, us)]
         cfeats = [NoiseSanitizer(task, 0.0, {**c, "amplitude": 0.0}, {}).conditioning(task.observe(s))
                   for c, s in zip(configs, samples_list)]
         if self.formulation == "utility":  # every budget is an eta, 0 included
@@ -245,7 +245,8 @@ class Chi2Sanitizer(Learner):
                                                       self.penalty, self.eta)
         return [self._mechanisms(task, budgets, active, c, cf, t) for c, cf, t in zip(configs, cfeats, trained)]
 
-    def _config(self, task: Task, samples: Samples, u: np.ndarray, cond: str) -> dict[str, Any]:
+    def _mechanism_config(self, task: Task, samples: Samples, u: np.ndarray, cond: str) -> dict[str, Any]:
+        """The mechanism's fixed configuration for one training set (its standardisations, its noise size)."""
         config: dict[str, Any] = {
             "condition": cond, "noise_dim": int(self.noise_dim or task.d_u), "activation": "leaky_relu",
             "utility": self.utility, "utility_activation": "tanh",

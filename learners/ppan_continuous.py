@@ -79,7 +79,7 @@ from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice
-from .calibration import budget_calibration
+from .calibration import budget_calibration, training_releases
 from .mechanisms import LinearGaussian
 from .nn.bundle import Bundle, Streams
 from .nn.continuous_game import TrainingData, diagnose, train_sweep
@@ -314,13 +314,10 @@ class _PPANContinuous(Learner):
         training rows released twice with fresh noise (``calibrate=False``: ``mech`` as trained)."""
         if not self.calibrate:
             return mech
-        n = min(len(samples), CALIBRATION_ROWS)
-        w = task.observe(samples)[:n]
-        u = np.asarray(samples.u, dtype=float).reshape(len(samples), -1)[:n]
         rng = np.random.default_rng([int(mech.info["member_seed"]), 3])
+        z1, z2, u = training_releases(samples, task, mech, CALIBRATION_ROWS, rng)
         linear = isinstance(mech, LinearGaussian)
-        cal = budget_calibration(mech.release(w, rng), mech.release(w, rng), u, mech.budget, float(self.budget_margin),
-                                 centre=not linear)
+        cal = budget_calibration(z1, z2, u, mech.budget, float(self.budget_margin), centre=not linear)
         info = {**mech.info, "budget_calibration": cal}
         if not cal["applied"]:
             mech.info = info

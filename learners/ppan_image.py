@@ -79,6 +79,7 @@ from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice, mechanism_type
+from .calibration import training_releases
 from .image_calibration import A_MAX, apply_image_calibration, image_budget_calibration
 from .registry import register
 from .nn.core import rng_generator, seeds, to_tensor, torch_threads
@@ -355,12 +356,8 @@ class PPANImage(Learner):
         training rows released twice with fresh noise (``calibrate=False``: ``mech`` as trained)."""
         if not self.calibrate:
             return mech
-        n = min(len(samples), CALIBRATION_ROWS)
-        w = task.observe(samples)[:n]
-        u = np.asarray(samples.u, dtype=float).reshape(len(samples), -1)[:n]
-        rng = np.random.default_rng([int(seed), 3, i])
-        cal = image_budget_calibration(mech.release(w, rng), mech.release(w, rng), u, mech.budget,
-                                       float(self.budget_margin), str(task.distortion))
+        z1, z2, u = training_releases(samples, task, mech, CALIBRATION_ROWS, np.random.default_rng([int(seed), 3, i]))
+        cal = image_budget_calibration(z1, z2, u, mech.budget, float(self.budget_margin), str(task.distortion))
         info = {**mech.info, "budget_calibration": cal}
         if not cal["applied"]:
             mech.info = info
