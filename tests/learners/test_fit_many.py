@@ -28,6 +28,19 @@ def close(a: dict, b: dict) -> None:
                                    err_msg=name)
 
 
+def beside_fits_alone(learner, task, sets, budgets, first_seed, many):
+    """(r, got, want) for every set r and budget: ``fit_many``'s member beside a fit of set r alone (seed
+    ``first_seed + r``), once the budgets and the trained weights are checked to be the same."""
+    assert len(many) == len(sets)
+    for r, mechs in enumerate(many):
+        alone = learner.fit(sets[r], task, budgets, seed=first_seed + r, device="cpu")
+        assert len(mechs) == len(alone)
+        for got, want in zip(mechs, alone):
+            assert got.budget == want.budget
+            close(got._state()[1], want._state()[1])
+            yield r, got, want
+
+
 @pytest.mark.parametrize("name,scenario,params,observation", CASES)
 def test_fit_many_gives_each_set_its_own_fit(name, scenario, params, observation):
     sc = make_scenario(scenario, params)
@@ -35,14 +48,9 @@ def test_fit_many_gives_each_set_its_own_fit(name, scenario, params, observation
     sets = [sc.sample(500, np.random.default_rng(r)) for r in range(3)]
     learner = make_learner(name, max_restarts=1, collapse_tol=0.0, **PARAMS)  # collapse_tol 0: restarts happen
     many = learner.fit_many(sets, task, [0.1, 0.4], [11, 12, 13], device="cpu")
-    assert len(many) == 3
-    for r, mechs in enumerate(many):
-        alone = learner.fit(sets[r], task, [0.1, 0.4], seed=11 + r, device="cpu")
-        for got, want in zip(mechs, alone):
-            assert got.budget == want.budget
-            close(got._state()[1], want._state()[1])
-            for key in ("train_distortion", "excess", "multiplier", "restarts", "member_seed"):
-                np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
+    for r, got, want in beside_fits_alone(learner, task, sets, [0.1, 0.4], 11, many):
+        for key in ("train_distortion", "excess", "multiplier", "restarts", "member_seed"):
+            np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
     a, b = many[0][0]._state()[1], many[1][0]._state()[1]  # the sets differ: a mix-up of sets or seeds shows
     assert any(not np.allclose(np.asarray(a[n], float), np.asarray(b[n], float)) for n in a)
 
@@ -77,15 +85,12 @@ def test_sets_of_different_sizes_share_a_network_and_each_gets_its_own_fit(name,
     sets = [sc.sample(n, np.random.default_rng(r)) for r, n in enumerate(sizes)]
     learner = make_learner(name, max_restarts=1, collapse_tol=0.0, **PARAMS)
     many = learner.fit_many(sets, task, [0.1, 0.4], [21, 22, 23, 24], device="cpu")
-    for r, mechs in enumerate(many):
-        alone = learner.fit(sets[r], task, [0.1, 0.4], seed=21 + r, device="cpu")
-        for got, want in zip(mechs, alone):
-            close(got._state()[1], want._state()[1])
-            for key in ("train_distortion", "excess", "noise_variance", "multiplier", "restarts", "member_seed"):
-                np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
-            assert got.info["training_adversary"]["n"] == want.info["training_adversary"]["n"] == sizes[r]
-            np.testing.assert_allclose(got.info["training_adversary"]["mi"], want.info["training_adversary"]["mi"],
-                                       rtol=1e-4, atol=1e-5)
+    for r, got, want in beside_fits_alone(learner, task, sets, [0.1, 0.4], 21, many):
+        for key in ("train_distortion", "excess", "noise_variance", "multiplier", "restarts", "member_seed"):
+            np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
+        assert got.info["training_adversary"]["n"] == want.info["training_adversary"]["n"] == sizes[r]
+        np.testing.assert_allclose(got.info["training_adversary"]["mi"], want.info["training_adversary"]["mi"],
+                                   rtol=1e-4, atol=1e-5)
 
 
 def test_a_batching_learner_groups_sets_by_their_hyper_parameters():
@@ -111,18 +116,13 @@ def test_latent_filter_fit_many_gives_each_set_its_own_fit(scenario, params, for
     learner = make_learner("latent-filter", latent_dim=2, hidden=8, vae_steps=5, filter_steps=12, batch_size=32,
                            adv_hidden=6, adv_steps=2, formulation=formulation)
     many = learner.fit_many(sets, task, [1.0, 4.0], [21, 22, 23], device="cpu")
-    assert len(many) == 3
-    for r, mechs in enumerate(many):
-        alone = learner.fit(sets[r], task, [1.0, 4.0], seed=21 + r, device="cpu")
-        for got, want in zip(mechs, alone):
-            assert got.budget == want.budget
-            close(got._state()[1], want._state()[1])
-            for key in ("train_divergence", "projection"):
-                np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
-            for key in ("mi", "accuracy"):
-                if want.info["training_adversary"][key] is not None:
-                    np.testing.assert_allclose(got.info["training_adversary"][key], want.info["training_adversary"][key],
-                                               rtol=1e-4, atol=1e-5, err_msg=key)
+    for r, got, want in beside_fits_alone(learner, task, sets, [1.0, 4.0], 21, many):
+        for key in ("train_divergence", "projection"):
+            np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
+        for key in ("mi", "accuracy"):
+            if want.info["training_adversary"][key] is not None:
+                np.testing.assert_allclose(got.info["training_adversary"][key], want.info["training_adversary"][key],
+                                           rtol=1e-4, atol=1e-5, err_msg=key)
     a, b = many[0][0]._state()[1]["gamma"], many[1][0]._state()[1]["gamma"]
     assert not np.allclose(np.asarray(a, float), np.asarray(b, float))
 
@@ -135,18 +135,13 @@ def test_gap_mixture_fit_many_gives_each_set_its_own_fit(observation, schedule):
     sets = [sc.sample(400, np.random.default_rng(r)) for r in range(3)]
     learner = make_learner("gap-mixture", schedule=schedule, epochs=3, batch_size=64, hidden=(8,))
     many = learner.fit_many(sets, task, [1.0, 3.0], [31, 32, 33], device="cpu")
-    assert len(many) == 3
-    for r, mechs in enumerate(many):
-        alone = learner.fit(sets[r], task, [1.0, 3.0], seed=31 + r, device="cpu")
-        for got, want in zip(mechs, alone):
-            assert got.budget == want.budget
-            close(got._state()[1], want._state()[1])
-            assert got.info["prior_estimate"] == want.info["prior_estimate"] == float(np.mean(sets[r].s))
-            for key in ("multiplier", "final_adversary_loss"):
-                np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
-            for key in ("mi", "accuracy", "h_s"):
-                np.testing.assert_allclose(got.info["training_adversary"][key], want.info["training_adversary"][key],
-                                           rtol=1e-4, atol=1e-5, err_msg=key)
+    for r, got, want in beside_fits_alone(learner, task, sets, [1.0, 3.0], 31, many):
+        assert got.info["prior_estimate"] == want.info["prior_estimate"] == float(np.mean(sets[r].s))
+        for key in ("multiplier", "final_adversary_loss"):
+            np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
+        for key in ("mi", "accuracy", "h_s"):
+            np.testing.assert_allclose(got.info["training_adversary"][key], want.info["training_adversary"][key],
+                                       rtol=1e-4, atol=1e-5, err_msg=key)
     a, b = many[0][0]._state()[1]["params"], many[1][0]._state()[1]["params"]
     assert not np.allclose(np.asarray(a, float), np.asarray(b, float))
 
@@ -165,19 +160,14 @@ def test_chi2_sanitizer_fit_many_gives_each_set_its_own_fit(scenario, params, ob
     budgets = [0.0, 0.3, 1.0] if sc.kind == "gaussian" else [0.0, 1.0, 3.0]  # budget 0: Z = U, not trained
     learner = make_learner("chi2-sanitizer", steps=30, batch_size=64, hidden=8, **extra)
     many = learner.fit_many(sets, task, budgets, [41, 42, 43], device="cpu")
-    assert len(many) == 3
-    for r, mechs in enumerate(many):
-        alone = learner.fit(sets[r], task, budgets, seed=41 + r, device="cpu")
-        for got, want in zip(mechs, alone):
-            assert got.budget == want.budget
-            close(got._state()[1], want._state()[1])
-            assert got._state()[0]["u_mean"] == want._state()[0]["u_mean"]
-            for key in ("amplitude",):
-                np.testing.assert_allclose(got._state()[0][key], want._state()[0][key], rtol=1e-4, err_msg=key)
-            if got.budget > 0 or "formulation" in extra:  # budget 0 of the distortion formulation: Z = U
-                for key in ("train_distortion", "last_batch_chi2_estimate"):
-                    np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
-                np.testing.assert_allclose(got.info["training_adversary"]["chi2"],
-                                           want.info["training_adversary"]["chi2"], rtol=1e-4, atol=1e-6)
+    for r, got, want in beside_fits_alone(learner, task, sets, budgets, 41, many):
+        assert got._state()[0]["u_mean"] == want._state()[0]["u_mean"]
+        for key in ("amplitude",):
+            np.testing.assert_allclose(got._state()[0][key], want._state()[0][key], rtol=1e-4, err_msg=key)
+        if got.budget > 0 or "formulation" in extra:  # budget 0 of the distortion formulation: Z = U
+            for key in ("train_distortion", "last_batch_chi2_estimate"):
+                np.testing.assert_allclose(got.info[key], want.info[key], rtol=1e-4, atol=1e-6, err_msg=key)
+            np.testing.assert_allclose(got.info["training_adversary"]["chi2"],
+                                       want.info["training_adversary"]["chi2"], rtol=1e-4, atol=1e-6)
     a, b = many[0][1]._state()[1], many[1][1]._state()[1]
     assert any(not np.allclose(np.asarray(a[n], float), np.asarray(b[n], float)) for n in a)
