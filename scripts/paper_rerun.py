@@ -17,7 +17,14 @@
    report's first line names the commit of every experiment's records where they come from more
    than one commit; this script prints the same (experiment -> commits) at the end.
 
-Run everything CPU-bound under ``nice -n 19`` on a shared machine.  SRC is only read.
+Run everything CPU-bound under ``nice -n 19`` on a shared machine.  SRC is only read.  For the
+committed report put NEWDIR under ``results/runs/`` (git-ignored): the report's first line quotes the
+``privbench report`` command, and a path outside the repository does not belong there, e.g.
+
+    nice -n 19 python scripts/paper_rerun.py results/runs/paper results/runs/paper-refresh \\
+        --only filter-adult --report results/paper
+
+(SRC may lie anywhere: only NEWDIR appears in the report.)
 """
 
 from __future__ import annotations
