@@ -41,7 +41,17 @@ def stamp(df: pd.DataFrame, command: str = "") -> str:
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return (f"Report built {when} by privbench {pv} at commit `{git_commit()[:12]}`"
             + (f" with `{command}`" if command else "") + f"; records ({len(df)} rows) from commit(s) "
-            + (", ".join(f"`{c[:12]}`" for c in rec) or "unknown") + f" (privbench {', '.join(rec_v) or '?'}).")
+            + (", ".join(f"`{c[:12]}`" for c in rec) or "unknown") + f" (privbench {', '.join(rec_v) or '?'})"
+            + commits_by_experiment(df) + ".")
+
+
+def commits_by_experiment(df: pd.DataFrame) -> str:
+    """Where the records come from more than one commit: which experiments each commit computed ('' if one)."""
+    if "git_commit" not in df or "experiment" not in df or df["git_commit"].dropna().nunique() < 2:
+        return ""
+    rows = df.dropna(subset=["git_commit"])
+    by = {c[:12]: sorted(set(g["experiment"].dropna().astype(str))) for c, g in rows.groupby("git_commit")}
+    return "; experiments by commit: " + "; ".join(f"`{c}`: {', '.join(e)}" for c, e in sorted(by.items()))
 
 
 def glance_blocks(df: pd.DataFrame, rank: pd.DataFrame, summary: str = "") -> list[Block]:
