@@ -111,8 +111,6 @@ class LatentFilter(Learner):
         0 (default): the paper's linear filter (eq 49).  H > 0: plus a nonlinear mean shift
         delta(mu(u), y), FC(H)-ELU-FC(latent_dim) (the paper's footnote 2; :mod:`.nn.filter_shift`):
         the filtered posterior stays Gaussian, so the budget's closed forms hold unchanged.
-    utility_steps : int
-        ``formulation="utility"``: Adam steps of the utility classifier nu per filter step (default 1).
     sample_posterior : bool
         Release from z ~ q(z | u) (True) or from its mean.
     penalty : float
@@ -147,8 +145,7 @@ class LatentFilter(Learner):
                  lipschitz: float | None = None, adv_hidden: int | None = None, adv_steps: int | None = None,
                  beta: float | None = None, divergence: str = "kl", noise_dim: int | None = None,
                  sample_posterior: bool = True, penalty: float = 1000.0, formulation: str = "distortion",
-                 share_vae: bool = True, filter_hidden: int = 0, utility_steps: int = 1,
-                 threads: int | None = 1) -> None:
+                 share_vae: bool = True, filter_hidden: int = 0, threads: int | None = 1) -> None:
         self.schedule = schedule
         self.latent_dim = latent_dim
         self.hidden = hidden
@@ -169,7 +166,6 @@ class LatentFilter(Learner):
         self.formulation = formulation
         self.share_vae = share_vae
         self.filter_hidden = filter_hidden
-        self.utility_steps = utility_steps
         self.threads = threads
 
     def budget_kind(self) -> str:
@@ -207,10 +203,9 @@ class LatentFilter(Learner):
             raise InputError(f"penalty={self.penalty!r} must be a positive number")
         if not isinstance(self.share_vae, bool):
             raise InputError(f"share_vae={self.share_vae!r} must be true or false")
-        for key, lo in (("filter_hidden", 0), ("utility_steps", 1)):
-            v = getattr(self, key)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= MAX_HYPER_INT:
-                raise InputError(f"{key}={v!r} must be an integer in [{lo}, {MAX_HYPER_INT}]")
+        fh = self.filter_hidden
+        if isinstance(fh, bool) or not isinstance(fh, (int, np.integer)) or not 0 <= fh <= MAX_HYPER_INT:
+            raise InputError(f"filter_hidden={fh!r} must be an integer in [0, {MAX_HYPER_INT}] (0: the linear filter)")
         if self.noise_dim is not None and (not isinstance(self.noise_dim, int) or self.noise_dim < 1):
             raise InputError(f"noise_dim={self.noise_dim!r} must be a positive integer or None")
         return hp
@@ -337,7 +332,7 @@ class LatentFilter(Learner):
         opt_a = torch.optim.Adam(adv.parameters(), lr=hp["lr"])
         bud = torch.as_tensor(np.tile(budgets, len(aes)), dtype=torch.float32, device=device)
         bs, steps = min(hp["batch_size"], sets.n), hp["filter_steps"]
-        u_term = utility_term((hp["lr"], int(self.utility_steps)), sets, nu, samples_list, task, device)
+        u_term = utility_term(hp["lr"], sets, nu, samples_list, task, device)
         for step in range(steps):
             idx, z, inp = sets.draw(rngs, ngens, bs, d_n, self.sample_posterior)
             delta = shift(sets.rows(sets.mu, idx), sets.rows(sets.ft, idx))

@@ -92,9 +92,9 @@ def test_nonlinear_filter_stores_its_shift_and_meets_its_budget():
         assert z.shape == (800, 36) and np.all((z >= 0) & (z <= 1))
 
 
-@pytest.mark.parametrize("key,bad", [("filter_hidden", -1), ("filter_hidden", True), ("filter_hidden", 1.5),
-                                     ("filter_hidden", "8"), ("utility_steps", 0), ("utility_steps", 2.0)])
-def test_filter_hidden_and_utility_steps_must_be_integers(key, bad):
+@pytest.mark.parametrize("bad", [-1, True, 1.5, "8"])
+def test_filter_hidden_must_be_a_non_negative_integer(bad):
     rng = np.random.default_rng(0)
-    with pytest.raises(InputError, match=f"^{key}="):
-        make_learner("latent-filter", **{**FAST, key: bad}).fit(_images(50, rng), TASK, 1.0, seed=0, device="cpu")
+    with pytest.raises(InputError, match="filter_hidden"):
+        make_learner("latent-filter", **{**FAST, "filter_hidden": bad}).fit(_images(50, rng), TASK, 1.0, seed=0,
+                                                                             device="cpu")
