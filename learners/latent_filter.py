@@ -64,8 +64,8 @@ from privbench.datasets.tasks import Task
 from .base import Learner, Mechanism, check_budgets, check_choice
 from .latent_filter_mechanism import LatentFilterMechanism
 from .nn.core import check_loss, generator, resolve_device, seeds, torch_threads
-from .nn.latent_game import (adversary_loss, filter_divergence, final_adversary, latent_tensors, privacy_term,
-                             project_filters)
+from .nn.latent_game import (adversary_loss, filter_divergence, final_adversary, latent_tensors, project_filters,
+                             utility_loss)
 from .nn.filter_sets import FilterSets, member_block, start_sweep, utility_term
 from .nn.filter_shift import FilterShift
 from .nn.sweep import SweepMLP
@@ -76,7 +76,6 @@ from .serves import Serves
 
 DIVERGENCES = ("kl", "chi2", "mahalanobis")
 FORMULATIONS = ("distortion", "utility")
-PRIVACY_LOSSES = ("logloss", "confusion")
 SCHEDULES: dict[str, dict[str, Any]] = {
     # paper §6.7: MNIST VAE FC(300)-ELU-FC(300), 10-d latent, gamma=0.1, kappa=1, C_L=4 (eq 14), Adam 1e-3,
     # batch 128, adversary FC(15)-ELU, beta=2, lambda1=lambda2=1000 halved at mid-training (floor 2)
@@ -112,9 +111,6 @@ class LatentFilter(Learner):
         0 (default): the paper's linear filter (eq 49).  H > 0: plus a nonlinear mean shift
         delta(mu(u), y), FC(H)-ELU-FC(latent_dim) (the paper's footnote 2; :mod:`.nn.filter_shift`):
         the filtered posterior stays Gaussian, so the budget's closed forms hold unchanged.
-    privacy_loss : {"logloss", "confusion"}
-        The filter's privacy term: minus the adversary's log-loss (eq 15, default), or the adversary's
-        cross-entropy against the S marginal (label S; :func:`.nn.latent_game.privacy_term`).
     sample_posterior : bool
         Release from z ~ q(z | u) (True) or from its mean.
     penalty : float
@@ -149,8 +145,7 @@ class LatentFilter(Learner):
                  lipschitz: float | None = None, adv_hidden: int | None = None, adv_steps: int | None = None,
                  beta: float | None = None, divergence: str = "kl", noise_dim: int | None = None,
                  sample_posterior: bool = True, penalty: float = 1000.0, formulation: str = "distortion",
-                 share_vae: bool = True, filter_hidden: int = 0, privacy_loss: str = "logloss",
-                 threads: int | None = 1) -> None:
+                 share_vae: bool = True, filter_hidden: int = 0, threads: int | None = 1) -> None:
         self.schedule = schedule
         self.latent_dim = latent_dim
         self.hidden = hidden
@@ -171,7 +166,6 @@ class LatentFilter(Learner):
         self.formulation = formulation
         self.share_vae = share_vae
         self.filter_hidden = filter_hidden
-        self.privacy_loss = privacy_loss
         self.threads = threads
 
     def budget_kind(self) -> str:
@@ -190,7 +184,6 @@ class LatentFilter(Learner):
         check_choice("schedule", self.schedule, tuple(SCHEDULES))
         check_choice("divergence", self.divergence, DIVERGENCES)
         check_choice("formulation", self.formulation, FORMULATIONS)
-        check_choice("privacy_loss", self.privacy_loss, PRIVACY_LOSSES if task.kind != "gaussian" else ("logloss",))
         hp = dict(SCHEDULES[self.schedule])
         for key in self._KEYS:
             if getattr(self, key) is not None:
@@ -340,8 +333,6 @@ class LatentFilter(Learner):
         bud = torch.as_tensor(np.tile(budgets, len(aes)), dtype=torch.float32, device=device)
         bs, steps = min(hp["batch_size"], sets.n), hp["filter_steps"]
         u_term = utility_term(hp["lr"], sets, nu, samples_list, task, device)
-        prior = sets.members(torch.stack([torch.bincount(st, minlength=n_out) / len(st) for st in sets.st])[:, None]
-                             ) if label else None
         for step in range(steps):
             idx, z, inp = sets.draw(rngs, ngens, bs, d_n, self.sample_posterior)
             delta = shift(sets.rows(sets.mu, idx), sets.rows(sets.ft, idx))
@@ -353,7 +344,7 @@ class LatentFilter(Learner):
                 opt_a.zero_grad()
                 la.sum().backward()
                 opt_a.step()
-            priv = privacy_term(self.privacy_loss, adv(zt), s_b, label, n_out, prior)
+            priv = -adversary_loss(adv(zt), s_b, label, n_out)
             div = filter_divergence(self.divergence, gamma, sets.rows(sets.var, idx), sets.rows(sets.ft, idx), d_n, d_f,
                                     delta)
             lam = max(self.penalty / 2 ** int(2 * step >= steps), 2.0)

@@ -62,17 +62,6 @@ def adversary_loss(logits: torch.Tensor, s: torch.Tensor, label: bool, n_out: in
     return ((logits - s) ** 2).sum(-1).mean(-1)
 
 
-def privacy_term(kind: str, logits: torch.Tensor, s: torch.Tensor, label: bool, n_out: int,
-                 prior: torch.Tensor | None) -> torch.Tensor:
-    """The filter's privacy loss per filter (k,), to minimise: ``logloss``, minus the adversary's log-loss (eq 15);
-    ``confusion`` (label S only), the cross-entropy of the adversary's posterior against the S marginal ``prior``
-    ((k, 1, n_out)): least, H(S), where the adversary outputs the marginal, so a filter gains nothing by making
-    the adversary confidently wrong (a flip that the next adversary steps undo)."""
-    if kind == "logloss":
-        return -adversary_loss(logits, s, label, n_out)
-    return -(torch.log_softmax(logits, -1) * prior).sum(-1).mean(-1)
-
-
 def utility_loss(x: torch.Tensor, u: torch.Tensor, cfg: dict[str, Any]) -> torch.Tensor:
     """Per filter (k,): the task distortion of decoder outputs x (k, B, d_u) against U (B, d_u)."""
     k = x.shape[0]

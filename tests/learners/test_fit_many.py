@@ -106,7 +106,7 @@ def test_a_batching_learner_groups_sets_by_their_hyper_parameters():
 GE5 = {"labeling": "ge5-parity"}
 FILTER_CASES = [("mnist-subset", GE5, "utility", {}),   # image: sigmoid decoder, label S
                 ("mnist-subset", GE5, "utility", {"filter_hidden": 5}),   # the nonlinear filter (shift network)
-                ("mnist-subset", GE5, "distortion", {"privacy_loss": "confusion"}),   # each set's own S marginal
+                ("mnist-subset", GE5, "distortion", {}),
                 ("gaussian-vector", {"rho": [0.47, 0.85]}, "distortion", {})]  # linear decoder, continuous S
 
 

@@ -10,7 +10,7 @@ import torch
 
 from privbench.datasets import InputError, Samples, Task
 from privbench.learners import make_learner
-from privbench.learners.nn.latent_game import filter_divergence, privacy_term
+from privbench.learners.nn.latent_game import filter_divergence
 
 TASK = Task("image", "full", "mi", "xent", n_s=2, d_u=36, image_shape=(6, 6), utility=(("t", 2),))
 FAST = dict(hidden=32, latent_dim=4, vae_steps=300, filter_steps=200, lr=1e-2, filter_hidden=16,
@@ -99,33 +99,3 @@ def test_filter_hidden_must_be_a_non_negative_integer(bad):
         make_learner("latent-filter", **{**FAST, "filter_hidden": bad}).fit(_images(50, rng), TASK, 1.0, seed=0,
                                                                              device="cpu")
 
-
-# ---------------------------------------------------------------- privacy_loss="confusion"
-
-
-def test_confusion_term_is_least_where_the_adversary_outputs_the_marginal():
-    prior = np.array([0.7, 0.2, 0.1])
-    h = float(-(prior * np.log(prior)).sum())
-    p = torch.as_tensor(prior)[None, None]
-    s = torch.tensor([[0, 1, 2, 0]])
-    at_marginal = torch.log(p).expand(1, 4, 3).clone()
-    other = torch.as_tensor(np.random.default_rng(0).normal(size=(1, 4, 3)))
-    flipped = torch.tensor([[[-9.0, 9.0, 0.0], [9.0, -9.0, 0.0], [9.0, 0.0, -9.0], [-9.0, 9.0, 0.0]]]).double()
-    term = lambda z: float(privacy_term("confusion", z, s, True, 3, p)[0])  # noqa: E731
-    assert term(at_marginal) == pytest.approx(h, rel=1e-12)
-    assert term(other) > h and term(flipped) > h
-    # the log-loss term rewards the confidently wrong adversary that the confusion term penalises
-    assert float(privacy_term("logloss", flipped, s, True, 3, None)[0]) < float(
-        privacy_term("logloss", at_marginal, s, True, 3, None)[0])
-
-
-def test_privacy_loss_is_checked():
-    rng = np.random.default_rng(0)
-    with pytest.raises(InputError, match="^privacy_loss="):
-        make_learner("latent-filter", **{**FAST, "privacy_loss": "mse"}).fit(_images(50, rng), TASK, 1.0, seed=0,
-                                                                              device="cpu")
-    task = Task("gaussian", "full", "mi", "mse", d_s=1, d_u=2)
-    samples = Samples(rng.normal(size=(50, 1)), rng.normal(size=(50, 2)))
-    with pytest.raises(InputError, match="^privacy_loss="):  # a continuous S has no marginal to confuse towards
-        make_learner("latent-filter", privacy_loss="confusion", **{k: FAST[k] for k in ("hidden", "latent_dim")}
-                     ).fit(samples, task, 1.0, seed=0, device="cpu")
