@@ -66,9 +66,9 @@ from .latent_filter_mechanism import LatentFilterMechanism
 from .nn.core import check_loss, generator, resolve_device, seeds, torch_threads
 from .nn.latent_game import (adversary_loss, filter_divergence, final_adversary, latent_tensors, project_filters,
                              utility_loss)
-from .nn.filter_sets import FilterSets, member_block, start_sweep, utility_term
-from .nn.filter_shift import FilterShift
+from .nn.filter_sets import FilterSets, member_block, start_sweep
 from .nn.sweep import SweepMLP
+from .nn.utility import UtilityHeads, utility_targets
 from .nn.vae import Autoencoder, train_autoencoder
 from .nn.vae_cache import fit_autoencoder_for
 from .registry import register
@@ -107,10 +107,6 @@ class LatentFilter(Learner):
         What the budget b bounds (module docstring).
     noise_dim : int or None
         Dimension of w (None: latent_dim, as the paper's MNIST filter).
-    filter_hidden : int
-        0 (default): the paper's linear filter (eq 49).  H > 0: plus a nonlinear mean shift
-        delta(mu(u), y), FC(H)-ELU-FC(latent_dim) (the paper's footnote 2; :mod:`.nn.filter_shift`):
-        the filtered posterior stays Gaussian, so the budget's closed forms hold unchanged.
     sample_posterior : bool
         Release from z ~ q(z | u) (True) or from its mean.
     penalty : float
@@ -145,7 +141,7 @@ class LatentFilter(Learner):
                  lipschitz: float | None = None, adv_hidden: int | None = None, adv_steps: int | None = None,
                  beta: float | None = None, divergence: str = "kl", noise_dim: int | None = None,
                  sample_posterior: bool = True, penalty: float = 1000.0, formulation: str = "distortion",
-                 share_vae: bool = True, filter_hidden: int = 0, threads: int | None = 1) -> None:
+                 share_vae: bool = True, threads: int | None = 1) -> None:
         self.schedule = schedule
         self.latent_dim = latent_dim
         self.hidden = hidden
@@ -165,7 +161,6 @@ class LatentFilter(Learner):
         self.penalty = penalty
         self.formulation = formulation
         self.share_vae = share_vae
-        self.filter_hidden = filter_hidden
         self.threads = threads
 
     def budget_kind(self) -> str:
@@ -203,9 +198,6 @@ class LatentFilter(Learner):
             raise InputError(f"penalty={self.penalty!r} must be a positive number")
         if not isinstance(self.share_vae, bool):
             raise InputError(f"share_vae={self.share_vae!r} must be true or false")
-        fh = self.filter_hidden
-        if isinstance(fh, bool) or not isinstance(fh, (int, np.integer)) or not 0 <= fh <= MAX_HYPER_INT:
-            raise InputError(f"filter_hidden={fh!r} must be an integer in [0, {MAX_HYPER_INT}] (0: the linear filter)")
         if self.noise_dim is not None and (not isinstance(self.noise_dim, int) or self.noise_dim < 1):
             raise InputError(f"noise_dim={self.noise_dim!r} must be a positive integer or None")
         return hp
@@ -314,6 +306,27 @@ class LatentFilter(Learner):
         probe = LatentFilterMechanism(task, 0.0, {**cfg}, {**ae.tensors, "gamma": torch.zeros(d_z, d_n)})
         return cfg, label, probe.features(task.observe(samples))
 
+    def _utility_term(self, hp: dict[str, Any], sets: FilterSets, nu: UtilityHeads | None,
+                      samples_list: list[Samples], task: Task, device: torch.device) -> Any:
+        """The filter's utility loss for rows idx (R, b), ``term(zt, idx) -> (R k,)``: the decoded release's
+        distortion (``distortion``), or the loss of utility classifiers nu on z~ (``utility``, eq 15:
+        FC(adv_hidden)-ELU-FC(u) as the adversary; each call first takes one step of nu on the
+        detached z~, then returns nu's loss for the filter to minimise)."""
+        if nu is None:
+            return lambda zt, idx: utility_loss(sets.decode(zt), sets.rows(sets.ut, idx), sets.cfg)
+        per_set = [utility_targets(s.utility, task.utility_classes, device) for s in samples_list]
+        targets = {name: torch.stack([t[name] for t in per_set]) for name in per_set[0]}
+        opt = torch.optim.Adam(nu.parameters(), lr=hp["lr"])
+
+        def term(zt: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+            batch = {name: sets.rows(y, idx) for name, y in targets.items()}
+            opt.zero_grad()
+            nu.loss(zt.detach(), batch).sum().backward()
+            opt.step()
+            return nu.loss(zt, batch)
+
+        return term
+
     def _train_filters(self, aes: list[Autoencoder], samples_list: list[Samples], task: Task, budgets: np.ndarray,
                        hp: dict[str, Any], seed_list: list[int], device: torch.device) -> list[list[Mechanism]]:
         """Train the filters of R training sets (each with its VAE and seed) as one sweep; R lists of k mechanisms."""
@@ -327,16 +340,14 @@ class LatentFilter(Learner):
         n_out = task.n_s if label else task.d_s
         gamma, adv, nu = start_sweep(hp, task, k, (d_z, d_n, d_f), n_out, [s[0] for s in sd],
                                      self.formulation == "utility", device)
-        shift = FilterShift(len(aes) * k, d_z, d_f, int(self.filter_hidden), [s[0] for s in sd], device)
-        opt_f = torch.optim.Adam([gamma, *shift.parameters()], lr=hp["lr"])
+        opt_f = torch.optim.Adam([gamma], lr=hp["lr"])
         opt_a = torch.optim.Adam(adv.parameters(), lr=hp["lr"])
         bud = torch.as_tensor(np.tile(budgets, len(aes)), dtype=torch.float32, device=device)
         bs, steps = min(hp["batch_size"], sets.n), hp["filter_steps"]
-        u_term = utility_term(hp["lr"], sets, nu, samples_list, task, device)
+        utility_term = self._utility_term(hp, sets, nu, samples_list, task, device)
         for step in range(steps):
             idx, z, inp = sets.draw(rngs, ngens, bs, d_n, self.sample_posterior)
-            delta = shift(sets.rows(sets.mu, idx), sets.rows(sets.ft, idx))
-            zt = z + inp @ gamma.transpose(1, 2) + (0.0 if delta is None else delta)
+            zt = z + inp @ gamma.transpose(1, 2)
             s_b = sets.rows(sets.st, idx)
             for _ in range(hp["adv_steps"]):
                 la = adversary_loss(adv(zt.detach()), s_b, label, n_out)
@@ -345,47 +356,40 @@ class LatentFilter(Learner):
                 la.sum().backward()
                 opt_a.step()
             priv = -adversary_loss(adv(zt), s_b, label, n_out)
-            div = filter_divergence(self.divergence, gamma, sets.rows(sets.var, idx), sets.rows(sets.ft, idx), d_n, d_f,
-                                    delta)
+            div = filter_divergence(self.divergence, gamma, sets.rows(sets.var, idx), sets.rows(sets.ft, idx), d_n, d_f)
             lam = max(self.penalty / 2 ** int(2 * step >= steps), 2.0)
             loss = priv + lam * (torch.relu(div - bud) + torch.relu(div - bud) ** 2)
             if hp["beta"] > 0:
-                loss = loss + hp["beta"] * u_term(zt, idx)
+                loss = loss + hp["beta"] * utility_term(zt, idx)
             check_loss(loss, step, "filter objective (15)-(17)")
             opt_f.zero_grad()
             loss.sum().backward()
             opt_f.step()
-        return [self._finish(aes[r], cfg_r, sets, r, (gamma.detach()[r * k:(r + 1) * k], shift.block(r, k)), adv, task,
-                             budgets, hp, sd[r][2], device) for r, (cfg_r, _, _) in enumerate(configs)]
+        return [self._finish(aes[r], cfg_r, sets, r, gamma.detach()[r * k:(r + 1) * k], adv, task, budgets, hp, sd[r][2],
+                             device) for r, (cfg_r, _, _) in enumerate(configs)]
 
-    def _finish(self, ae: Autoencoder, cfg: dict[str, Any], sets: FilterSets, r: int, filters: tuple[torch.Tensor, FilterShift],
-                adv: SweepMLP, task: Task, budgets: np.ndarray, hp: dict[str, Any], n_seed: int, device: torch.device
-                ) -> list[Mechanism]:
-        """Set r's filters (Gamma, shifts) projected onto their budgets, read by its final adversary: its k mechanisms."""
-        gamma, shift = filters
+    def _finish(self, ae: Autoencoder, cfg: dict[str, Any], sets: FilterSets, r: int, gamma: torch.Tensor, adv: SweepMLP,
+                task: Task, budgets: np.ndarray, hp: dict[str, Any], n_seed: int, device: torch.device) -> list[Mechanism]:
+        """Set r's filters projected onto their budgets, read by its final adversary: its k mechanisms."""
         k, d_n, d_f = len(budgets), cfg["noise_dim"], sets.ft.shape[2]
         label, n_out = task.kind in ("mixture", "image"), adv.net[-1].d_out
         adv_r = adv if sets.r == 1 else member_block(adv, SweepMLP(k, [sets.d_z, hp["adv_hidden"], n_out], "elu"), r, k)
         bud = torch.as_tensor(budgets, dtype=torch.float32, device=device)
 
-        def divergence(g: torch.Tensor, var_b: torch.Tensor, f_b: torch.Tensor, delta: Any = None) -> torch.Tensor:
-            return filter_divergence(self.divergence, g, var_b, f_b, d_n, d_f, delta)
+        def divergence(g: torch.Tensor, var_b: torch.Tensor, f_b: torch.Tensor) -> torch.Tensor:
+            return filter_divergence(self.divergence, g, var_b, f_b, d_n, d_f)
 
         with torch.no_grad():
-            delta = shift(sets.mu[r].expand(k, -1, -1), sets.ft[r].expand(k, -1, -1))
-            g, t, final = project_filters(gamma, divergence, sets.var[r], sets.ft[r], bud, delta)
-            shift.scale_(t)
+            g, t, final = project_filters(gamma, divergence, sets.var[r], sets.ft[r], bud)
             adversary = final_adversary(adv_r.to(device), g, sets.mu[r], sets.var[r], sets.ft[r], sets.st[r], label,
-                                        n_out, d_n, generator(n_seed ^ 2, device), self.sample_posterior,
-                                        None if delta is None else delta * t.view(k, 1, 1))
+                                        n_out, d_n, generator(n_seed ^ 2, device), self.sample_posterior)
         mechs: list[Mechanism] = []
         for i in range(k):
             info = {**ae.info, "filter_steps": hp["filter_steps"], "divergence": self.divergence,
                     "formulation": self.formulation, "budget_kind": self.budget_kind(),
                     "training_adversary": adversary[i],
                     "train_divergence": float(final[i]), "projection": float(t[i]),
-                    "budget_meaning": f"mean latent {self.divergence} divergence (not a distortion budget)",
-                    **({"filter_hidden": int(self.filter_hidden)} if self.filter_hidden else {})}
+                    "budget_meaning": f"mean latent {self.divergence} divergence (not a distortion budget)"}
             mechs.append(LatentFilterMechanism(task, float(budgets[i]), cfg,
-                                               {**ae.tensors, "gamma": g[i].cpu().float(), **shift.member(i)}, info))
+                                               {**ae.tensors, "gamma": g[i].cpu().float()}, info))
         return mechs

@@ -14,7 +14,6 @@ from privbench.datasets.errors import InputError
 from .autoencoder_mechanism import AutoencoderMechanism
 from .base import mechanism_type
 from .nn.core import rng_generator
-from .nn.filter_shift import apply_shift
 from .nn.sweep import label_features
 
 
@@ -24,8 +23,7 @@ class LatentFilterMechanism(AutoencoderMechanism):
 
     ``config``: the autoencoder's config plus noise_dim, feature ("onehot", "raw", "none"),
     s_mean, s_std (raw S), sample_posterior, divergence.  ``tensors``: ``enc.*``, ``dec.*``,
-    ``gamma`` (latent_dim, noise_dim + d_feature) and, for a nonlinear filter, the shift network
-    ``shift.*`` (delta(mu(u), y), :mod:`~privbench.learners.nn.filter_shift`).
+    ``gamma`` (latent_dim, noise_dim + d_feature).
     """
 
     def features(self, w: np.ndarray) -> np.ndarray:
@@ -51,7 +49,7 @@ class LatentFilterMechanism(AutoencoderMechanism):
             eps = torch.randn(mu.shape, generator=gen, dtype=torch.float64)
             z = mu + (torch.exp(0.5 * logvar) * eps if cfg["sample_posterior"] else 0.0)
             noise = torch.randn(len(w), cfg["noise_dim"], generator=gen, dtype=torch.float64)
-            z = z + torch.cat([noise, y], 1) @ self.tensors["gamma"].double().t() + apply_shift(self.tensors, mu, y)
+            z = z + torch.cat([noise, y], 1) @ self.tensors["gamma"].double().t()
             return self.autoencoder.decode(z).numpy().astype(np.float64)
 
     def params(self) -> dict[str, Any]:

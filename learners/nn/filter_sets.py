@@ -17,8 +17,7 @@ from torch import nn
 
 from .core import generator, init_module
 from .sweep import SweepMLP, mlp_forward
-from .latent_game import utility_loss
-from .utility import UtilityHeads, utility_targets
+from .utility import UtilityHeads
 
 
 class FilterSets:
@@ -114,25 +113,3 @@ def start_sweep(hp: dict[str, Any], task: Any, k: int, dims: tuple[int, int, int
                                                        generator(0), device)
         stacked([h.net for h in nus], nu.net)
     return torch.cat(gammas).to(device).requires_grad_(True), adv, nu
-
-
-def utility_term(lr: float, sets: FilterSets, nu: UtilityHeads | None, samples_list: list[Any], task: Any,
-                 device: torch.device) -> Any:
-    """The filter's utility loss for rows idx (R, b), ``term(zt, idx) -> (R k,)``: the decoded release's
-    distortion (``nu`` None), or the loss of utility classifiers nu on z~ (eq 15: FC(adv_hidden)-ELU-FC(u)
-    as the adversary; each call first takes one Adam step (rate ``lr``) of nu on the detached z~, then
-    returns nu's loss for the filter to minimise)."""
-    if nu is None:
-        return lambda zt, idx: utility_loss(sets.decode(zt), sets.rows(sets.ut, idx), sets.cfg)
-    per_set = [utility_targets(s.utility, task.utility_classes, device) for s in samples_list]
-    targets = {name: torch.stack([t[name] for t in per_set]) for name in per_set[0]}
-    opt = torch.optim.Adam(nu.parameters(), lr=lr)
-
-    def term(zt: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-        batch = {name: sets.rows(y, idx) for name, y in targets.items()}
-        opt.zero_grad()
-        nu.loss(zt.detach(), batch).sum().backward()
-        opt.step()
-        return nu.loss(zt, batch)
-
-    return term

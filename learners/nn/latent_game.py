@@ -40,13 +40,10 @@ def latent_tensors(ae: Autoencoder, samples: Samples, feats: np.ndarray, label: 
 
 
 def filter_divergence(kind: str, g: torch.Tensor, var_b: torch.Tensor, f_b: torch.Tensor, d_n: int,
-                      d_f: int, delta: torch.Tensor | None = None) -> torch.Tensor:
-    """Mean divergence per filter, (k,): filters g (k, d_z, d_n + d_f) on posteriors var_b, features f_b,
-    plus the nonlinear filter's mean shifts ``delta`` (k, b, d_z) if any (:mod:`.filter_shift`)."""
+                      d_f: int) -> torch.Tensor:
+    """Mean divergence per filter, (k,): filters g (k, d_z, d_n + d_f) on posteriors var_b, features f_b."""
     k = g.shape[0]
     shift = f_b @ g[:, :, d_n:].transpose(1, 2) if d_f else torch.zeros_like(var_b).expand(k, -1, -1)
-    if delta is not None:
-        shift = shift + delta
     return gaussian_divergence(kind, var_b.expand(k, -1, -1), shift,
                                g[:, :, :d_n]).mean(-1)
 
@@ -74,31 +71,27 @@ def utility_loss(x: torch.Tensor, u: torch.Tensor, cfg: dict[str, Any]) -> torch
 
 
 def project_filters(g: torch.Tensor, divergence: Callable[..., torch.Tensor], var: torch.Tensor,
-                    ft: torch.Tensor, bud: torch.Tensor, delta: torch.Tensor | None = None
-                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Scale each filter (and its nonlinear shifts ``delta`` (k, n, d_z) on the training rows, if any) by the
-    largest t in [0, 1] whose training-set divergence is within budget.
+                    ft: torch.Tensor, bud: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Scale each filter by the largest t in [0, 1] whose training-set divergence is within budget.
 
     Returns the scaled filters, t (k,) and their divergence (k,).
     """
     k = g.shape[0]
-
-    def at(t: torch.Tensor) -> torch.Tensor:
-        return divergence(g * t.view(k, 1, 1), var, ft, None if delta is None else delta * t.view(k, 1, 1))
-
-    full = at(torch.ones(k, device=g.device))
+    full = divergence(g, var, ft)
     lo, hi = torch.zeros(k, device=g.device), torch.ones(k, device=g.device)
     for _ in range(40):
         mid = 0.5 * (lo + hi)
-        ok = at(mid) <= bud
+        ok = divergence(g * mid.view(k, 1, 1), var, ft) <= bud
         lo, hi = torch.where(ok, mid, lo), torch.where(ok, hi, mid)
     t = torch.where(full <= bud, torch.ones_like(lo), lo)
-    return g * t.view(k, 1, 1), t, at(t)
+    g = g * t.view(k, 1, 1)
+    final = divergence(g, var, ft)
+    return g, t, final
 
 
 def final_adversary(adv: SweepMLP, g: torch.Tensor, mu: torch.Tensor, var: torch.Tensor, ft: torch.Tensor,
                     st: torch.Tensor, label: bool, n_out: int, d_n: int, gen: torch.Generator,
-                    sample_posterior: bool, delta: torch.Tensor | None = None) -> list[dict[str, Any]]:
+                    sample_posterior: bool) -> list[dict[str, Any]]:
     """Per filter: the final adversary on the final (projected) filter's z~ of the first
     ``ADVERSARY_CHECK_N`` training rows, with its own noise ``gen`` (training is untouched).
 
@@ -112,8 +105,6 @@ def final_adversary(adv: SweepMLP, g: torch.Tensor, mu: torch.Tensor, var: torch
                       if sample_posterior else 0.0)
     noise = torch.randn(k, m_chk, d_n, generator=gen, device=mu.device)
     zt = z + torch.cat([noise, ft[:m_chk].expand(k, -1, -1)], -1) @ g.transpose(1, 2)
-    if delta is not None:  # the nonlinear filter's (projected) shifts of these rows, (k, n, d_z)
-        zt = zt + delta[:, :m_chk]
     out = adv(zt)
     s = st[:m_chk]
     if label:
