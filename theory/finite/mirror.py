@@ -60,14 +60,6 @@ def support_mask(data: FiniteData, budget: float) -> np.ndarray | None:
     return _support(data.cost / data.p_w[:, None], budget - data.min_distortion, budget)
 
 
-def _softmax_at(logits: np.ndarray, per_row: np.ndarray, nu: float) -> np.ndarray:
-    x = logits - nu * per_row if nu else logits.copy()
-    x -= x.max(axis=1, keepdims=True)
-    np.exp(x, out=x)
-    x /= x.sum(axis=1, keepdims=True)
-    return x
-
-
 def _next_nu(nu: float, step: float, lo: float, hi: float | None) -> float:
     """Safeguarded Newton: the step if it stays inside the bracket, else bisection."""
     if hi is None:
@@ -77,30 +69,70 @@ def _next_nu(nu: float, step: float, lo: float, hi: float | None) -> float:
     return hi / 4.0 if lo == 0.0 else (float(np.sqrt(lo * hi)) if hi > 4.0 * lo else 0.5 * (lo + hi))
 
 
-def _project(logits: np.ndarray, per_row: np.ndarray, p_w: np.ndarray, budget: float, nu0: float,
-             scale: float = 1.0) -> tuple[np.ndarray, float]:
-    """C_nu = softmax(logits - scale nu A/P(w)) with the least nu >= 0 meeting the budget: (C, nu).
+class _Rows:
+    """The per-row quantities of one model the projection reuses: A/P(w), its square, row minima."""
+
+    def __init__(self, per_row: np.ndarray, p_w: np.ndarray) -> None:
+        self.per_row = per_row
+        self.sq = per_row * per_row
+        self.low = per_row.min(axis=1)
+        self.p_w = p_w
+        self.x = np.empty_like(per_row)  # scratch: the shifted logits, then their exponentials
+
+
+def _moments(logits: np.ndarray, lmax: np.ndarray, rows: _Rows, coef: float
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """exp(logits - coef A/P(w) - shift) (unnormalised, in rows.x), its row sums, the rows' mean and
+    second moment of A/P(w), and the shift (an upper bound on each row's maximum: max logits - coef
+    min A/P(w); rows where that underflows are redone with their exact maximum)."""
+    x = rows.x
+    shift = lmax - coef * rows.low
+    if coef:
+        np.multiply(rows.per_row, -coef, out=x)
+        x += logits
+    else:
+        np.copyto(x, logits)
+    x -= shift[:, None]
+    np.exp(x, out=x)
+    total = x.sum(axis=1)
+    bad = ~(total > 1e-200)
+    if bad.any():  # the bound was loose for these rows: their exact maximum
+        y = logits[bad] - coef * rows.per_row[bad]
+        top = y.max(axis=1)
+        y = np.exp(y - top[:, None])
+        x[bad], total[bad], shift[bad] = y, y.sum(axis=1), top
+    m1 = np.einsum("ij,ij->i", x, rows.per_row) / total
+    m2 = np.einsum("ij,ij->i", x, rows.sq) / total
+    return total, m1, m2, shift
+
+
+def _project(logits: np.ndarray, rows: _Rows, budget: float, nu0: float, scale: float = 1.0
+             ) -> tuple[np.ndarray, float, np.ndarray, float]:
+    """C_nu = softmax(logits - scale nu A/P(w)) with the least nu >= 0 meeting the budget:
+    (C, nu, log-normaliser of each row, E_C d).
 
     Safeguarded Newton on nu from ``nu0`` (the previous iterate's multiplier);
-    the channel returned meets the budget up to 1e-13 max(1, budget).
+    the channel returned meets the budget up to 1e-13 max(1, budget). log C is
+    logits - scale nu A/P(w) - the row's log-normaliser.
     """
-    cost_rows = per_row * scale if scale != 1.0 else per_row
+    p_w = rows.p_w
     tol = 1e-13 * max(1.0, budget)
-    lo, hi, c_hi = 0.0, None, None
+    lmax = logits.max(axis=1)
+    lo, hi, best = 0.0, None, None
     nu = nu0 * 1.0 if nu0 > 0 else 0.0
     for _ in range(300):
-        c = _softmax_at(logits, cost_rows, nu)
-        mean = (c * per_row).sum(axis=1)
-        excess = float(p_w @ mean) - budget
+        total, m1, m2, shift = _moments(logits, lmax, rows, scale * nu)
+        dist = float(p_w @ m1)
+        excess = dist - budget
         if excess <= tol:  # feasible up to rounding (E d <= budget + 1e-13)
-            hi, c_hi = nu, c
+            hi, best = nu, (rows.x / total[:, None], shift + np.log(total), dist)
             if excess >= -tol or nu == 0.0:
                 break
         else:
             lo = nu
         if hi is not None and hi - lo <= 1e-15 * hi:
             break
-        slope = scale * float(p_w @ ((c * per_row * per_row).sum(axis=1) - mean**2))
+        slope = scale * float(p_w @ (m2 - m1**2))
         step = nu + excess / slope if slope > 0 else np.inf
         if step <= 0.0 and lo == 0.0:
             nu = 0.0  # the budget may not bind any more
@@ -108,9 +140,9 @@ def _project(logits: np.ndarray, per_row: np.ndarray, p_w: np.ndarray, budget: f
             nu = min(step, 1.0) if 0 < step < np.inf else 1.0
         else:
             nu = _next_nu(nu, step, lo, hi)
-    if c_hi is None:  # pragma: no cover - the budget is above the minimum distortion
+    if best is None:  # pragma: no cover - the budget is above the minimum distortion
         raise FloatingPointError("no multiplier meets the budget")
-    return c_hi, hi
+    return best[0], hi, best[1], best[2]
 
 
 def fill_unused(lin: Linearisation, data: FiniteData, privacy: str, lam: float,
@@ -165,11 +197,6 @@ def fill_unused(lin: Linearisation, data: FiniteData, privacy: str, lam: float,
     return out
 
 
-def _inner(grad: np.ndarray, channel: np.ndarray) -> float:
-    """<grad, C> over the entries C uses (grad may be -inf where C is 0)."""
-    return float(np.multiply(grad, channel, out=np.zeros_like(grad), where=channel > 0).sum())
-
-
 def _finite_grad(grad: np.ndarray, p_w: np.ndarray) -> np.ndarray:
     """The gradient with each -inf entry (mi's tangent where P(s,z) = 0 < P(z)) replaced by a finite
     one 50 below the least finite scaled entry: the step still moves mass there, but its logits stay
@@ -183,10 +210,12 @@ def _finite_grad(grad: np.ndarray, p_w: np.ndarray) -> np.ndarray:
     return np.where(bad, floor * p_w[:, None], grad)
 
 
-def _kl_rows(new: np.ndarray, old: np.ndarray, p_w: np.ndarray) -> float:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(new > 0, new * (np.log(new) - np.log(old)), 0.0)
-    return float(p_w @ terms.sum(axis=1))
+def _bound(lin: Linearisation, data: FiniteData, privacy: str, nu: float, support: np.ndarray | None,
+           budget: float, steps: int) -> float:
+    """The tangent bound at ``lin`` (``linearised_bound``), its multiplier searched from ``nu``
+    by ``steps`` bisections (0: only nu and its doublings, the cheap check between full ones)."""
+    scores = np.asarray(data.g_s.T @ fill_unused(lin, data, privacy, nu, support))
+    return linearised_bound(lin.offset, scores, data.cost, budget, support, nu, steps)[0]
 
 
 def solve_smooth(data: FiniteData, budget: float, privacy: str, warm: np.ndarray | None = None,
@@ -198,43 +227,51 @@ def solve_smooth(data: FiniteData, budget: float, privacy: str, warm: np.ndarray
     e.g. the solution at a neighbouring budget; ``tol`` the gap to reach,
     relative to max(1, |value|). Returns the best certified point seen
     (its gap may exceed ``tol`` after ``max_iter`` steps: the caller decides).
+    The sufficient-decrease test needs no extra pass over the channel: with
+    log C+ = log C - eta (grad + nu A) / P(w) - L(w) (L the rows' log-normalisers),
+    <grad, C+ - C> + KL(C+ || C) / eta = -<grad, C> - nu <A, C+> - sum_w P(w) L(w) / eta.
     """
     leak = SMOOTH_LEAKAGES[privacy]
     p_w = data.p_w
-    per_row = data.cost / p_w[:, None]
-    support = _support(per_row, budget - data.min_distortion, budget)
+    rows = _Rows(data.cost / p_w[:, None], p_w)
+    support = _support(rows.per_row, budget - data.min_distortion, budget)
     start = np.ones(data.shape) if warm is None else (1.0 - mix) * warm + mix / data.shape[1]
     logits = np.log(start)
     if support is not None:
         logits = np.where(support, logits, -np.inf)
-    c, nu = _project(logits, per_row, p_w, budget, 0.0)
+    c, nu, lnorm, _ = _project(logits, rows, budget, 0.0)
+    logc = logits - nu * rows.per_row - lnorm[:, None]
     lin = leak(np.asarray(data.g_s @ c), data.p_s)
-    value, deriv = lin.value, lin.deriv
+    value = lin.value
     best = (value, c, nu)
-    bound, eta, it = -np.inf, 1.0, 0
+    bound, eta, it, checks = -np.inf, 1.0, 0, 0
     for it in range(1, max_iter + 1):
-        grad = _finite_grad(np.asarray(data.g_s.T @ deriv), p_w)  # (n_w, n_z): P(w) E[dL/dP(s,z) | w]
         if it % check_every == 1 or check_every == 1:
-            scores = np.asarray(data.g_s.T @ fill_unused(lin, data, privacy, nu, support))
-            lb, _ = linearised_bound(lin.offset, scores, data.cost, budget, support, nu)
-            bound = max(bound, lb)
+            checks += 1
+            quick = _bound(lin, data, privacy, nu, support, budget, 0 if checks % 5 else 40)
+            if best[0] - quick <= 30.0 * tol * max(1.0, abs(best[0])) and checks % 5:  # close: search the multiplier too
+                quick = max(quick, _bound(lin, data, privacy, nu, support, budget, 40))
+            bound = max(bound, quick)
             if best[0] - bound <= tol * max(1.0, abs(best[0])):
                 break
+        grad = np.asarray(data.g_s.T @ lin.deriv)  # (n_w, n_z): P(w) E[dL/dP(s,z) | w]
+        if np.isneginf(lin.deriv).any():
+            grad = _finite_grad(grad, p_w)
         scaled = grad / p_w[:, None]
-        logc = np.log(np.maximum(c, 1e-300))
-        if support is not None:
-            logc[~support] = -np.inf
-        used = _inner(grad, c)
+        used = float(np.vdot(grad, c))
         while True:
-            new, nu_new = _project(logc - eta * scaled, per_row, p_w, budget, nu, eta)
+            logits = logc - eta * scaled
+            new, nu_new, lnorm, dist = _project(logits, rows, budget, nu, eta)
             lin_new = leak(np.asarray(data.g_s @ new), data.p_s)
-            val_new = lin_new.value
-            model = value + (_inner(grad, new) - used) + _kl_rows(new, c, p_w) / eta
-            if val_new <= model + 1e-15 * max(1.0, abs(value)) or eta < 1e-6:
+            model = value - used - nu_new * dist - float(p_w @ lnorm) / eta
+            if lin_new.value <= model + 1e-12 * max(1.0, abs(value)) or eta < 1e-6:
                 break
             eta *= 0.5
-        c, nu, lin, value, deriv = new, nu_new, lin_new, val_new, lin_new.deriv
+        logc = logits - (eta * nu_new) * rows.per_row - lnorm[:, None]
+        c, nu, lin, value = new, nu_new, lin_new, lin_new.value
         eta = min(eta * 1.5, 1e6)
         if value < best[0]:
             best = (value, c, nu)
+    if best[0] - bound > tol * max(1.0, abs(best[0])):  # the last point, with the multiplier searched
+        bound = max(bound, _bound(lin, data, privacy, nu, support, budget, 40))
     return SmoothResult(best[1], best[0], bound, best[2], it)
