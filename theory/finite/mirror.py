@@ -76,6 +76,7 @@ class _Rows:
         self.per_row = per_row
         self.sq = per_row * per_row
         self.low = per_row.min(axis=1)
+        self.high = per_row.max(axis=1)
         self.p_w = p_w
         self.x = np.empty_like(per_row)  # scratch: the shifted logits, then their exponentials
 
@@ -84,9 +85,10 @@ def _moments(logits: np.ndarray, lmax: np.ndarray, rows: _Rows, coef: float
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """exp(logits - coef A/P(w) - shift) (unnormalised, in rows.x), its row sums, the rows' mean and
     second moment of A/P(w), and the shift (an upper bound on each row's maximum: max logits - coef
-    min A/P(w); rows where that underflows are redone with their exact maximum)."""
+    times the row's least A/P(w), or its largest where coef < 0; rows where that underflows are redone
+    with their exact maximum)."""
     x = rows.x
-    shift = lmax - coef * rows.low
+    shift = lmax - coef * (rows.low if coef >= 0 else rows.high)
     if coef:
         np.multiply(rows.per_row, -coef, out=x)
         x += logits
@@ -117,11 +119,12 @@ def _project(logits: np.ndarray, rows: _Rows, budget: float, nu0: float, scale: 
     """
     p_w = rows.p_w
     tol = 1e-13 * max(1.0, budget)
-    lmax = logits.max(axis=1)
-    lo, hi, best = 0.0, None, None
     nu = nu0 * 1.0 if nu0 > 0 else 0.0
+    base = logits - (scale * nu) * rows.per_row if nu else logits  # the shifts are tight near nu0
+    lmax = base.max(axis=1)
+    lo, hi, best = 0.0, None, None
     for _ in range(300):
-        total, m1, m2, shift = _moments(logits, lmax, rows, scale * nu)
+        total, m1, m2, shift = _moments(base, lmax, rows, scale * (nu - nu0 if nu0 > 0 else nu))
         dist = float(p_w @ m1)
         excess = dist - budget
         if excess <= tol:  # feasible up to rounding (E d <= budget + 1e-13)
@@ -258,7 +261,7 @@ def solve_smooth(data: FiniteData, budget: float, privacy: str, warm: np.ndarray
         if np.isneginf(lin.deriv).any():
             grad = _finite_grad(grad, p_w)
         scaled = grad / p_w[:, None]
-        used = float(np.vdot(grad, c))
+        used = float(np.einsum("ij,ij->", grad, c))
         while True:
             logits = logc - eta * scaled
             new, nu_new, lnorm, dist = _project(logits, rows, budget, nu, eta)
