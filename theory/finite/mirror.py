@@ -24,6 +24,7 @@ lower bound on the optimum; the solver stops once value - bound <= tol.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -221,6 +222,50 @@ def _bound(lin: Linearisation, data: FiniteData, privacy: str, nu: float, suppor
     return linearised_bound(lin.offset, scores, data.cost, budget, support, nu, steps)[0]
 
 
+class _Point(NamedTuple):
+    """One iterate: its channel, log-channel, linearisation, leakage and budget multiplier."""
+
+    c: np.ndarray
+    logc: np.ndarray
+    lin: Linearisation
+    value: float
+    nu: float
+
+
+class _Stepper:
+    """One model's mirror-descent steps (the step size adapts by backtracking)."""
+
+    def __init__(self, data: FiniteData, budget: float, privacy: str) -> None:
+        self.data, self.budget, self.leak = data, budget, SMOOTH_LEAKAGES[privacy]
+        self.rows = _Rows(data.cost / data.p_w[:, None], data.p_w)
+        self.eta = 1.0
+
+    def point(self, logits: np.ndarray, nu0: float, scale: float = 1.0) -> tuple[_Point, float, float]:
+        """The projection of ``logits`` (module docstring) as a point, sum_w P(w) L(w) and E_C d."""
+        c, nu, lnorm, dist = _project(logits, self.rows, self.budget, nu0, scale)
+        logc = logits - (scale * nu) * self.rows.per_row - lnorm[:, None]
+        lin = self.leak(np.asarray(self.data.g_s @ c), self.data.p_s)
+        return _Point(c, logc, lin, lin.value, nu), float(self.rows.p_w @ lnorm), dist
+
+    def step(self, x: _Point) -> _Point:
+        """C+ proportional to C exp(-eta (grad + nu A) / P(w)), eta halved until it descends."""
+        p_w = self.data.p_w
+        grad = np.asarray(self.data.g_s.T @ x.lin.deriv)  # (n_w, n_z): P(w) E[dL/dP(s,z) | w]
+        if np.isneginf(x.lin.deriv).any():
+            grad = _finite_grad(grad, p_w)
+        scaled = grad / p_w[:, None]
+        used = float(np.einsum("ij,ij->", grad, x.c))
+        while True:
+            eta = self.eta
+            new, plnorm, dist = self.point(x.logc - eta * scaled, x.nu, eta)
+            model = x.value - used - new.nu * dist - plnorm / eta
+            if new.value <= model + 1e-12 * max(1.0, abs(x.value)) or eta < 1e-6:
+                break
+            self.eta *= 0.5
+        self.eta = min(self.eta * 1.5, 1e6)
+        return new
+
+
 def solve_smooth(data: FiniteData, budget: float, privacy: str, warm: np.ndarray | None = None,
                  tol: float = 1e-7, max_iter: int = 20_000, check_every: int = 10, mix: float = 0.02
                  ) -> SmoothResult:
@@ -234,47 +279,27 @@ def solve_smooth(data: FiniteData, budget: float, privacy: str, warm: np.ndarray
     log C+ = log C - eta (grad + nu A) / P(w) - L(w) (L the rows' log-normalisers),
     <grad, C+ - C> + KL(C+ || C) / eta = -<grad, C> - nu <A, C+> - sum_w P(w) L(w) / eta.
     """
-    leak = SMOOTH_LEAKAGES[privacy]
-    p_w = data.p_w
-    rows = _Rows(data.cost / p_w[:, None], p_w)
-    support = _support(rows.per_row, budget - data.min_distortion, budget)
+    stepper = _Stepper(data, budget, privacy)
+    support = _support(stepper.rows.per_row, budget - data.min_distortion, budget)
     start = np.ones(data.shape) if warm is None else (1.0 - mix) * warm + mix / data.shape[1]
     logits = np.log(start)
     if support is not None:
         logits = np.where(support, logits, -np.inf)
-    c, nu, lnorm, _ = _project(logits, rows, budget, 0.0)
-    logc = logits - nu * rows.per_row - lnorm[:, None]
-    lin = leak(np.asarray(data.g_s @ c), data.p_s)
-    value = lin.value
-    best = (value, c, nu)
-    bound, eta, it, checks = -np.inf, 1.0, 0, 0
+    x = stepper.point(logits, 0.0)[0]
+    best = x
+    bound, it, checks = -np.inf, 0, 0
     for it in range(1, max_iter + 1):
         if it % check_every == 1 or check_every == 1:
             checks += 1
-            quick = _bound(lin, data, privacy, nu, support, budget, 0 if checks % 5 else 40)
-            if best[0] - quick <= 30.0 * tol * max(1.0, abs(best[0])) and checks % 5:  # close: search the multiplier too
-                quick = max(quick, _bound(lin, data, privacy, nu, support, budget, 40))
+            quick = _bound(x.lin, data, privacy, x.nu, support, budget, 0 if checks % 5 else 40)
+            if best.value - quick <= 30.0 * tol * max(1.0, abs(best.value)) and checks % 5:
+                quick = max(quick, _bound(x.lin, data, privacy, x.nu, support, budget, 40))  # close: search
             bound = max(bound, quick)
-            if best[0] - bound <= tol * max(1.0, abs(best[0])):
+            if best.value - bound <= tol * max(1.0, abs(best.value)):
                 break
-        grad = np.asarray(data.g_s.T @ lin.deriv)  # (n_w, n_z): P(w) E[dL/dP(s,z) | w]
-        if np.isneginf(lin.deriv).any():
-            grad = _finite_grad(grad, p_w)
-        scaled = grad / p_w[:, None]
-        used = float(np.einsum("ij,ij->", grad, c))
-        while True:
-            logits = logc - eta * scaled
-            new, nu_new, lnorm, dist = _project(logits, rows, budget, nu, eta)
-            lin_new = leak(np.asarray(data.g_s @ new), data.p_s)
-            model = value - used - nu_new * dist - float(p_w @ lnorm) / eta
-            if lin_new.value <= model + 1e-12 * max(1.0, abs(value)) or eta < 1e-6:
-                break
-            eta *= 0.5
-        logc = logits - (eta * nu_new) * rows.per_row - lnorm[:, None]
-        c, nu, lin, value = new, nu_new, lin_new, lin_new.value
-        eta = min(eta * 1.5, 1e6)
-        if value < best[0]:
-            best = (value, c, nu)
-    if best[0] - bound > tol * max(1.0, abs(best[0])):  # the last point, with the multiplier searched
-        bound = max(bound, _bound(lin, data, privacy, nu, support, budget, 40))
-    return SmoothResult(best[1], best[0], bound, best[2], it)
+        x = stepper.step(x)
+        if x.value < best.value:
+            best = x
+    if best.value - bound > tol * max(1.0, abs(best.value)):  # the last point, its multiplier searched
+        bound = max(bound, _bound(x.lin, data, privacy, x.nu, support, budget, 40))
+    return SmoothResult(best.c, best.value, bound, best.nu, it)
