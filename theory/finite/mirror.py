@@ -223,10 +223,11 @@ def _bound(lin: Linearisation, data: FiniteData, privacy: str, nu: float, suppor
 
 
 class _Point(NamedTuple):
-    """One iterate: its channel, log-channel, linearisation, leakage and budget multiplier."""
+    """One iterate: its channel, log-channel, P(S,Z), linearisation, leakage and budget multiplier."""
 
     c: np.ndarray
     logc: np.ndarray
+    p_sz: np.ndarray
     lin: Linearisation
     value: float
     nu: float
@@ -235,26 +236,40 @@ class _Point(NamedTuple):
 class _Stepper:
     """One model's mirror-descent steps (the step size adapts by backtracking)."""
 
+    grow = 1.5  # the step size's growth after each step
+
     def __init__(self, data: FiniteData, budget: float, privacy: str) -> None:
         self.data, self.budget, self.leak = data, budget, SMOOTH_LEAKAGES[privacy]
         self.rows = _Rows(data.cost / data.p_w[:, None], data.p_w)
         self.eta = 1.0
+        g = data.g_s.tocsc()
+        # where every w carries a single s (the full observation), grad / P(w) is deriv[s(w)]: a gather
+        self.s_of_w = g.indices.copy() if np.all(np.diff(g.indptr) == 1) else None
 
     def point(self, logits: np.ndarray, nu0: float, scale: float = 1.0) -> tuple[_Point, float, float]:
         """The projection of ``logits`` (module docstring) as a point, sum_w P(w) L(w) and E_C d."""
         c, nu, lnorm, dist = _project(logits, self.rows, self.budget, nu0, scale)
         logc = logits - (scale * nu) * self.rows.per_row - lnorm[:, None]
-        lin = self.leak(np.asarray(self.data.g_s @ c), self.data.p_s)
-        return _Point(c, logc, lin, lin.value, nu), float(self.rows.p_w @ lnorm), dist
+        p_sz = np.asarray(self.data.g_s @ c)
+        lin = self.leak(p_sz, self.data.p_s)
+        return _Point(c, logc, p_sz, lin, lin.value, nu), float(self.rows.p_w @ lnorm), dist
+
+    def _scaled_gradient(self, x: _Point) -> tuple[np.ndarray, float]:
+        """grad / P(w) (shape (n_w, n_z); grad = P(w) E[dL/dP(s,z) | w]) and <grad, C>."""
+        p_w, deriv = self.data.p_w, x.lin.deriv
+        if self.s_of_w is None:
+            grad = np.asarray(self.data.g_s.T @ deriv)
+            if np.isneginf(deriv).any():
+                grad = _finite_grad(grad, p_w)
+            return grad / p_w[:, None], float(np.einsum("ij,ij->", grad, x.c))
+        if np.isneginf(deriv).any():  # as _finite_grad: 50 below the least finite entry
+            fin = deriv[np.isfinite(deriv)]
+            deriv = np.where(np.isneginf(deriv), (float(fin.min()) if fin.size else 0.0) - 50.0, deriv)
+        return deriv[self.s_of_w], float(np.einsum("ij,ij->", deriv, x.p_sz))
 
     def step(self, x: _Point) -> _Point:
         """C+ proportional to C exp(-eta (grad + nu A) / P(w)), eta halved until it descends."""
-        p_w = self.data.p_w
-        grad = np.asarray(self.data.g_s.T @ x.lin.deriv)  # (n_w, n_z): P(w) E[dL/dP(s,z) | w]
-        if np.isneginf(x.lin.deriv).any():
-            grad = _finite_grad(grad, p_w)
-        scaled = grad / p_w[:, None]
-        used = float(np.einsum("ij,ij->", grad, x.c))
+        scaled, used = self._scaled_gradient(x)
         while True:
             eta = self.eta
             new, plnorm, dist = self.point(x.logc - eta * scaled, x.nu, eta)
@@ -262,7 +277,7 @@ class _Stepper:
             if new.value <= model + 1e-12 * max(1.0, abs(x.value)) or eta < 1e-6:
                 break
             self.eta *= 0.5
-        self.eta = min(self.eta * 1.5, 1e6)
+        self.eta = min(self.eta * self.grow, 1e6)
         return new
 
 
