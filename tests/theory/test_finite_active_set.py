@@ -171,3 +171,37 @@ def test_a_wrong_interior_point_answer_fails_its_certificate(privacy, monkeypatc
     solve_module._cached_model.cache_clear()
     assert fast.certificate["certified"] and fast.value == pytest.approx(ref, abs=TOL)
     assert fast.certificate["dual"] <= ref + 1e-7
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_compact_chi2_program_matches_cvxpy_and_its_duals_are_the_slope(seed):
+    """chi2_cone.py (P(S,Z) written into the cones) on every entry, solved by Clarabel here: its
+    optimum is the cvxpy program's, and the slope read off its cones' duals is the derivative
+    dL/dP(s,z) = 2 P(s,z) / (P(s) P(z)) - sum_s' P(s',z)^2 / (P(s') P(z)^2), computed here from the
+    returned channel, up to a constant per used z (which cancels on row-stochastic channels)."""
+    import clarabel
+    import scipy.sparse as sp
+
+    from privbench.theory.finite.chi2_cone import chi2_program, chi2_slope
+
+    joint, dist = _instance(200 + seed, seed != 1)
+    data = finite_data(joint, dist, "full")
+    budget = data.min_distortion + 0.5 * (float((joint.sum(axis=0) @ dist).min()) - data.min_distortion)
+    w, z = np.divmod(np.arange(data.cost.size), data.shape[1])
+    a, b, q, cones, _ = chi2_program(data, w, z, budget)
+    settings_ = clarabel.DefaultSettings()
+    settings_.verbose = False
+    settings_.tol_gap_abs = settings_.tol_gap_rel = settings_.tol_feas = 1e-9  # as program.py's reference
+    sol = clarabel.DefaultSolver(sp.csc_matrix((q.size, q.size)), q, a, b, cones, settings_).solve()
+    assert str(sol.status) == "Solved"
+    ref = solve_conic(joint, dist, budget, "chi2", "full").value
+    assert sol.obj_val - 1.0 == pytest.approx(ref, abs=1e-7)
+    channel = np.clip(np.asarray(sol.x)[: w.size], 0.0, None).reshape(data.shape) / data.p_w[:, None]
+    p_sz = np.asarray(data.g_s @ channel)
+    p_z, p_s = p_sz.sum(axis=0), data.p_s
+    used = p_z > 1e-3
+    deriv = 2 * p_sz / (p_s[:, None] * p_z) - (p_sz**2 / p_s[:, None]).sum(axis=0) / p_z**2
+    slope = chi2_slope(np.asarray(sol.z), data, w.size)
+    centred = lambda x: x - x.mean(axis=0)  # noqa: E731
+    assert used.any()
+    assert np.allclose(centred(slope[:, used]), centred(deriv[:, used]), atol=1e-4)

@@ -7,6 +7,7 @@ module                 contents
                        with the cvxpy programs as fallback; the provider of kind ``finite``
 ``program.py``         the cvxpy convex programs (the reference, :func:`solve_conic`)
 ``mirror.py``          first-order (Blahut-Arimoto type) solver for mi and chi2
+``chi2_cone.py``       the compact chi2 cone program on a support (the full observation)
 ``highs_lp.py``        the map linear program through HiGHS, with its dual bound
 ``certificate.py``     lower bounds (duality-gap certificates) on the programs
 ``data.py``            sparse marginals of a program; ``leakage.py`` smooth leakages
