@@ -71,6 +71,8 @@ class PrivateVAE(Learner):
     latent_dim, hidden : int
         Code dimension; units of the two ELU hidden layers of encoder and decoder.
     vae_steps, finetune_steps, batch_size, lr : training (Adam): the shared VAE, then each member.
+    finetune_lr : float or None
+        The members' Adam rate while fine-tuning (None: ``lr``, the VAE's).
     gamma : float
         Weight of the KL term (1: the ELBO).
     adv_hidden, adv_steps, adv_lr : the adversary's (critic's) hidden units, updates per VAE step, rate.
@@ -101,7 +103,8 @@ class PrivateVAE(Learner):
                  finetune_steps: int = DEFAULTS["finetune_steps"], batch_size: int = DEFAULTS["batch_size"],
                  lr: float = DEFAULTS["lr"], gamma: float = DEFAULTS["gamma"], adv_hidden: int = DEFAULTS["adv_hidden"],
                  adv_steps: int = DEFAULTS["adv_steps"], adv_lr: float = DEFAULTS["adv_lr"], eta: float = DEFAULTS["eta"],
-                 sample_posterior: bool = True, share_vae: bool = True, threads: int | None = 1) -> None:
+                 sample_posterior: bool = True, share_vae: bool = True, finetune_lr: float | None = None,
+                 threads: int | None = 1) -> None:
         self.privacy = privacy
         self.latent_dim = latent_dim
         self.hidden = hidden
@@ -116,6 +119,7 @@ class PrivateVAE(Learner):
         self.eta = eta
         self.sample_posterior = sample_posterior
         self.share_vae = share_vae
+        self.finetune_lr = finetune_lr
         self.threads = threads
 
     def budget_kind(self) -> str:
@@ -139,7 +143,10 @@ class PrivateVAE(Learner):
                 raise InputError(f"{key}={v!r} must be a finite number {'> 0' if positive else '>= 0'}")
         if not isinstance(self.share_vae, bool):
             raise InputError(f"share_vae={self.share_vae!r} must be true or false")
-        hp.update(privacy=self.privacy, kappa=0.0, lipschitz=1.0, sample_posterior=bool(self.sample_posterior))
+        ft_lr = self.lr if self.finetune_lr is None else self.finetune_lr
+        if isinstance(ft_lr, bool) or not isinstance(ft_lr, (int, float)) or not math.isfinite(ft_lr) or ft_lr <= 0:
+            raise InputError(f"finetune_lr={ft_lr!r} must be a finite number > 0 (or null: lr)")
+        hp.update(privacy=self.privacy, finetune_lr=float(ft_lr), kappa=0.0, lipschitz=1.0, sample_posterior=bool(self.sample_posterior))
         return hp
 
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:

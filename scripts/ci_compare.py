@@ -6,7 +6,10 @@ t-test p-value of the difference (``p``; ``sig``: significant after Benjamini-Ho
 all numbers).  Under no change about 16% of numbers fall outside OLD's CI by chance (NEW's mean has
 its own noise), so ``sig`` is the test that counts.
 
-    python scripts/ci_compare.py OLD NEW [EXPERIMENT ...]
+    python scripts/ci_compare.py OLD NEW [EXPERIMENT ...] [--params=KEY,KEY]
+
+``--params=privacy,release`` matches rows by those learner parameters only (and learner, budget), so a
+run whose schedules changed (steps, rates) is compared row by row with the run before the change.
 """
 import glob
 import json
@@ -17,13 +20,22 @@ import pandas as pd
 from scipy import stats
 
 
-def table(path: str, experiments: list[str]) -> pd.DataFrame:
+def only(params: str, keep: list[str] | None) -> str:
+    """The learner parameters ``params`` (JSON) reduced to the keys ``keep`` (None: all)."""
+    if keep is None:
+        return params
+    p = json.loads(params or "{}")
+    return json.dumps({k: p[k] for k in keep if k in p}, sort_keys=True)
+
+
+def table(path: str, experiments: list[str], keep: list[str] | None = None) -> pd.DataFrame:
     df = pd.concat(pd.read_parquet(f) for f in glob.glob(f"{path}/records/*.parquet"))
     if experiments:
         df = df[df.experiment.isin(experiments)]
     rows = []
     for _, r in df[df.status.isin(["ok", "inconsistent"])].iterrows():
-        base = dict(experiment=r.experiment, learner=r.learner, params=r.learner_params, budget=r.budget, rep=r.rep)
+        base = dict(experiment=r.experiment, learner=r.learner, params=only(r.learner_params, keep), budget=r.budget,
+                    rep=r.rep)
         rows.append({**base, "metric": "distortion", "value": r.distortion})
         for e in json.loads(r.evaluations or "[]"):
             if e.get("metric") != "distortion" and e.get("value") is not None:
@@ -32,8 +44,10 @@ def table(path: str, experiments: list[str]) -> pd.DataFrame:
 
 
 def main() -> None:
-    old, new, exps = sys.argv[1], sys.argv[2], sys.argv[3:]
-    a, b = table(old, exps), table(new, exps)
+    flags = [x for x in sys.argv[3:] if x.startswith("--params=")]
+    keep = flags[-1].split("=", 1)[1].split(",") if flags else None
+    old, new, exps = sys.argv[1], sys.argv[2], [x for x in sys.argv[3:] if not x.startswith("--")]
+    a, b = table(old, exps, keep), table(new, exps, keep)
     keys = ["experiment", "learner", "params", "budget", "metric"]
     ga = a.groupby(keys)["value"].agg(["mean", "std", "count"])
     gb = b.groupby(keys)["value"].agg(["mean", "count"])

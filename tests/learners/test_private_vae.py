@@ -99,3 +99,22 @@ def test_bad_privacy_term_is_one_line():
     task = make_scenario("digits", {}).task("useful", "map", "mse")
     with pytest.raises(InputError, match="privacy='irl'"):
         make_learner("private-vae", privacy="irl").resolved(task, 100)
+
+
+def test_finetune_lr_sets_only_the_fine_tuning_rate():
+    sc = make_scenario("digits", {"labeling": "ge5-parity"})
+    task = sc.task("full", "map", "mse")
+    s = sc.sample(200, np.random.default_rng(1))
+    w = task.observe(s)
+    params = {**resolve_learner("private-vae").test_params, "privacy": "gap", "share_vae": False}
+
+    def fit(**kw):
+        m = make_learner("private-vae", **params, **kw).fit(s, task, [5.0], seed=3)[0]
+        return m.release(w, np.random.default_rng(0)), m.info["vae_loss"]
+
+    (base, vae_loss), (same, same_loss) = fit(), fit(finetune_lr=1e-3)
+    assert np.array_equal(base, same) and vae_loss == same_loss  # finetune_lr=lr: the default, bit for bit
+    other, other_loss = fit(finetune_lr=1e-2)
+    assert other_loss == vae_loss and not np.array_equal(other, base)  # the same VAE, another fine-tuning
+    with pytest.raises(InputError, match="finetune_lr=0"):
+        make_learner("private-vae", finetune_lr=0).resolved(task, 100)
