@@ -9,7 +9,7 @@ Y = (1 - a) Z + a U), and a NEW adversary of the game's architecture (seeded ini
 the game's: warm-started from the game's, it stayed where the mechanism had fooled it, reading
 0.19-0.32 digit accuracy at budget 0.28 where the bench's fresh classifier read 0.72-0.76) trains
 on releases of the game's adversary's training rows (fresh noise in every batch) as the bench's
-classifier trains: Adam at the game's ``adv_lr`` on the game's mini-batches, early stopping on
+classifier trains: Adam at the game's ``adv_lr`` on mini-batches of ``REFIT["batch_size"]``, early stopping on
 the summed cross-entropy of a fixed release of ``REFIT["stop_fraction"]`` of those rows
 (patience ``REFIT["patience"]`` epochs, at most ``adversary_epochs``), each member of the sweep on
 its own.  Its accuracy and cross-entropy are then read on one release of the rows it never
@@ -28,10 +28,10 @@ import torch.nn.functional as F
 from .core import check_loss, generator, init_module, seeds
 from .image_game import ImageAdversary
 
-#: the refit's stopping rule (the bench's fresh classifier's, bench/evaluators/classifier.py: patience 10
-#: epochs, at most 200 with the learner's default ``adversary_epochs``); its learning rate and batch size
-#: are the game's adversary's (``adv_lr``, ``batch_size``)
-REFIT = {"patience": 10, "stop_fraction": 0.15}
+#: the refit's stopping rule and batch size (the bench's fresh classifier's, bench/evaluators/classifier.py:
+#: patience 10 epochs, at most 200 with the learner's default ``adversary_epochs``, batches of 128); its
+#: learning rate is the game's adversary's (``adv_lr``)
+REFIT = {"patience": 10, "stop_fraction": 0.15, "batch_size": 128}
 
 
 def fresh_adversary(game: Any, seed: int) -> None:
@@ -91,7 +91,7 @@ def converge_adversary(game: Any, W: torch.Tensor, U: torch.Tensor, S: torch.Ten
     best_state = {name: t.detach().clone() for name, t in game.adv.state_dict().items()}
     since = torch.zeros(k, dtype=torch.long)
     best_epoch = torch.zeros(k, dtype=torch.long)
-    bs = int(game.cfg["batch_size"])
+    bs = int(REFIT["batch_size"])
     for epoch in range(int(max_epochs)):
         if bool((since >= REFIT["patience"]).all()):
             break
