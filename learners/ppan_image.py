@@ -61,7 +61,7 @@ cost grows linearly (default: 11 ms a step per budget, paper: 55 ms, 3,500 MNIST
 The soft logit bound ``logit_max * tanh(logit / logit_max)`` keeps releases strictly inside (0, 1)
 (cost below 1e-5 nats per pixel) so that the cross-entropy of a release is always finite.
 After training, a member over its budget is blended with the image (:mod:`.image_calibration`), and
-the adversary trains on against the frozen release before it reports (:mod:`.nn.image_refit`).
+a new adversary trains against the frozen release before the learner reports (:mod:`.nn.image_refit`).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "elu": F.elu, "leaky_relu
 OVERRIDABLE = ("hidden", "adv_hidden", "disc_hidden", "n_noise", "epochs", "batch_size", "adv_steps", "lr", "adv_lr",
                "activation", "arch", "skip_clamp", "gate_bias", "objective", "start", "penalty")
 STARTS = ("image", "budget")
-OBJECTIVES = ("xent", "confusion")
+OBJECTIVES = ("xent", "confusion", "mi")
 ARCHS = ("plain", "skip", "gated")
 
 
@@ -229,7 +229,7 @@ class PPANImage(Learner):
         Older spelling: True is ``arch="skip"``, False ``arch="plain"`` (``arch`` wins).
     skip_clamp : float or None
         c of the sharp path clamp(U, c, 1 - c) (``skip``, ``gated``), in (0, 0.5).
-    objective : {"xent", "confusion"} or None
+    objective : {"xent", "confusion", "mi"} or None
         The mechanism's privacy term (see :meth:`.nn.image_game.ImageGame.privacy_loss`).
     start : {"image", "budget"} or None
         ``gated`` only: start at the image (gate sigmoid(gate_bias)), or each member at the blend
@@ -243,9 +243,9 @@ class PPANImage(Learner):
     budget_margin : float
         Standard errors of its measured distortion a calibrated member is brought below its budget.
     adversary_epochs : int
-        After training (and calibration), the game's adversary trains on against the frozen release
-        for at most this many epochs (early stopping; :mod:`.nn.image_refit`) before it reports its
-        ``training_adversary`` accuracy (0: report it as the game left it).
+        After training (and calibration), a new adversary of the game's architecture trains against
+        the frozen release for at most this many epochs (early stopping; :mod:`.nn.image_refit`), and
+        its accuracy is the ``training_adversary`` claim (0: the game's adversary as the game left it).
     """
 
     name = "ppan-image"
@@ -264,7 +264,7 @@ class PPANImage(Learner):
                  skip: bool | None = None, skip_clamp: float | None = None, arch: str | None = None,
                  gate_bias: float | None = None, objective: str | None = None,
                  start: str | None = None, threads: int | None = 1, calibrate: bool = True,
-                 budget_margin: float = 2.0, adversary_epochs: int = 40) -> None:
+                 budget_margin: float = 2.0, adversary_epochs: int = 200) -> None:
         self.schedule = schedule
         self.hidden = hidden
         self.adv_hidden = adv_hidden

@@ -1,7 +1,7 @@
 """ppan-seed (or another learner) on the paper suite's experiments, scored by the bench's evaluators.
 
     python scripts/ppan_seed_gaps.py [--only ppan-fig4] [--learner ppan-seed] [--reps 5]
-        [--budget 2.5 ...] [--learner-param steps=3000 ...] [--show-evaluators] [--oracle | --inspect]
+        [--budget 2.5 ...] [--n-eval 20000] [--learner-param steps=3000 ...] [--show-evaluators] [--oracle | --inspect]
 
 Loads the shipped ``paper`` suite, keeps the cases of ``--learner`` in the ``--only`` experiments
 (default ppan-fig4) and runs each exactly as ``privbench run`` does (:func:`execute_case`: fit on the
@@ -137,6 +137,7 @@ def main() -> None:
     ap.add_argument("--learner", default="ppan-seed")
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default: the suite's)")
     ap.add_argument("--budget", type=float, action="append", default=None, help="only these budgets")
+    ap.add_argument("--n-eval", type=int, default=None, help="evaluation rows (default: the suite's)")
     ap.add_argument("--learner-param", action="append", default=[], help="NAME=VALUE (JSON value)")
     ap.add_argument("--show-evaluators", action="store_true", help="print every leakage evaluation")
     ap.add_argument("--oracle", action="store_true",
@@ -154,6 +155,8 @@ def main() -> None:
         if extra:
             params = normalize_value({**case.learner_params, **extra})
             case = replace(case, learner_params_json=json.dumps(params, sort_keys=True))
+        if args.n_eval:
+            case = replace(case, n_eval=args.n_eval)
         if args.budget:
             case = case.with_budgets([b for b in case.budgets if any(abs(b - x) < 1e-9 for x in args.budget)])
         t0 = time.perf_counter()

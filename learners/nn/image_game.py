@@ -207,6 +207,9 @@ class ImageGame:
 
         ``xent`` (PPAN eq. 3): E log Q(S | Z), unbounded below (it also rewards releases that Q
         reads confidently wrong); on the MNIST subset (schedule sharp) it is the one that hid the digit.
+        ``mi``: the variational bound of I(S; Z), max(0, H(S) + E log Q(S | Z)) (H the batch labels'
+        plug-in entropy): as ``xent`` while the adversary reads more than the prior, no reward for
+        releases it reads worse than the prior (which ``xent`` pays for, and which carry S).
         ``confusion``: the cross-entropy from the label prior to Q(. | Z), E sum_s p(s) (-log Q(s | Z)),
         smallest when Q(. | Z) is the prior (a release that tells the adversary nothing); both
         have the same fixed point against the optimal adversary.  On the MNIST subset the
@@ -215,8 +218,11 @@ class ImageGame:
         """
         if self.cfg["objective"] == "xent":
             return -self.adv_xent(z, s)
+        prior = torch.bincount(s, minlength=self.task.n_s).to(z.dtype) / len(s)
+        if self.cfg["objective"] == "mi":
+            h = -(prior * torch.log(prior.clamp_min(1e-12))).sum()
+            return torch.relu(h - self.adv_xent(z, s))
         logq = torch.log_softmax(self.adv(z), dim=-1)  # (k, b, n_s)
-        prior = torch.bincount(s, minlength=self.task.n_s).to(logq.dtype) / len(s)
         return -(logq * prior).sum(-1).mean(1)
 
     def critic_steps(self, zd: torch.Tensor, u: torch.Tensor, s: torch.Tensor, fit: torch.Tensor, step: int) -> None:

@@ -246,3 +246,23 @@ def test_budget_start_spends_each_budget_from_the_first_step():
     assert d[0] < floor + 0.03, (d, floor)  # so that member starts at (about) the image
     for i in (1, 2):
         assert abs(d[i] - budgets[i]) < 0.05 * budgets[i], (d, budgets)
+
+
+def test_mi_objective_is_the_clipped_variational_bound():
+    """objective="mi": max(0, H(S) + E log Q(S|Z)), H the batch labels' plug-in entropy (computed here),
+    E log Q from the adversary's softmax (computed here from its logits); 0 where Q reads worse than
+    the prior, and the other objectives differ from it."""
+    samples, task = synthetic(64, 0)
+    cfg = PPANImage(**TINY, objective="mi").resolved(task, 64)
+    game = ImageGame(task, 2, cfg, 0, torch.device("cpu"), 0.0, 1e4)
+    s = torch.as_tensor(samples.s)
+    z = torch.as_tensor(samples.u, dtype=torch.float32).expand(2, -1, -1)
+    p = np.bincount(samples.s, minlength=2) / len(samples.s)
+    h = -(p * np.log(p)).sum()
+    with torch.no_grad():
+        for bias in (0.0, 6.0, -6.0):  # Q as trained so far; confident in label 0; confident in label 1
+            game.adv.net.net[-1].bias[:, 0, 0] = bias
+            logq = torch.log_softmax(game.adv(z), -1).double().numpy()
+            want = np.maximum(0.0, h + logq[:, np.arange(64), samples.s].mean(1))
+            np.testing.assert_allclose(game.privacy_loss(z, s).double().numpy(), want, rtol=1e-5, atol=1e-6)
+        assert np.all(want == 0.0)  # confidently wrong on half the rows: no reward below the prior
