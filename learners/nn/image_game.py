@@ -96,6 +96,9 @@ class ImageAdversary(nn.Module):
         self.register_buffer("mean", torch.zeros(k, 1, d_u))
         self.register_buffer("var", torch.ones(k, 1, d_u))
         self.seen = False
+        #: each pixel's deviation floored at this times the member's median deviation of the pixels that
+        #: vary (the bench's fresh classifier's rule); 0 (the game's adversary): no floor
+        self.sd_floor = 0.0
 
     @torch.no_grad()
     def observe(self, z: torch.Tensor) -> None:
@@ -114,7 +117,11 @@ class ImageAdversary(nn.Module):
         if not self.standardise:
             return self.net(z)
         sd = self.var.sqrt()
-        return self.net((z - self.mean) / torch.where(sd > STD_FLOOR, sd, torch.ones_like(sd)))
+        varies = sd > STD_FLOOR
+        if self.sd_floor > 0:
+            least = self.sd_floor * torch.nanmedian(torch.where(varies, sd, torch.nan), dim=-1, keepdim=True).values
+            sd = torch.maximum(sd, torch.nan_to_num(least, nan=0.0))
+        return self.net((z - self.mean) / torch.where(varies, sd, torch.ones_like(sd)))
 
 
 class ImageGame:

@@ -44,3 +44,32 @@ def test_converged_adversary_reads_what_a_fresh_attacker_reads():
     assert abs(own["accuracy"] - fresh) < 0.05, (own["accuracy"], fresh)
     assert own["end_of_game"]["accuracy"] == before["accuracy"] and own["calibrated"] is True
     assert 1 <= own["refit_epochs"] <= 40 and own["mi"] > before["mi"]
+
+
+def test_refit_adversary_floors_near_constant_pixels():
+    """A pixel that is almost always 0 (salt noise) has a tiny running deviation; divided by it, a rare
+    bright value becomes an input of about 1e5 and the refit's cross-entropy explodes.  The refit's
+    adversary floors each deviation at 0.1 x the median varying pixel's; the game's does not."""
+    import torch
+
+    from privbench.learners.nn.image_game import ImageAdversary
+    from privbench.learners.nn.image_refit import REFIT
+
+    g = torch.Generator().manual_seed(0)
+    z = torch.rand(1, 256, 16, generator=g) * 0.5
+    z[..., :2] = 0.0
+    z[0, :3, :2] = 1e-5  # two near-constant pixels (deviation about 1e-6 .. 1e-5)
+    probe = z[:, :1].clone()
+    probe[..., :2] = 1.0  # a salt value
+    seen = {}
+    for floor in (0.0, REFIT["sd_floor"]):
+        adv = ImageAdversary(1, 16, (4,), 2, "relu", True)
+        adv.sd_floor = floor
+        adv.observe(z)
+        captured = []
+        adv.net.register_forward_pre_hook(lambda mod, args: captured.append(args[0]))
+        adv(probe)
+        seen[floor] = float(captured[0].abs().max())
+    median_sd = float(z[0].std(0, unbiased=False)[2:].median())
+    assert seen[0.0] > 1e4
+    assert seen[REFIT["sd_floor"]] <= 1.0 / (REFIT["sd_floor"] * median_sd) + 1.0
