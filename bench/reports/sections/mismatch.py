@@ -96,8 +96,9 @@ def mismatch_blocks(name: str, g: pd.DataFrame) -> list[Block]:
             row[label] = pm(h[a].mean(), ci95(h[a]), ".3f") if a in h and h[a].notna().any() else "n/a"
         rows.append(row)
     return [Block("h3", "Attacker mismatch: training adversary vs fresh attackers", toc=True),
-            Block("p", "Mean ± 95% CI over seeds and budgets. 'training adversary': the learner's own adversary "
-                       "at the end of training (info['training_adversary'], on training data); 'exact': the true "
+            Block("p", "Mean ± 95% CI over seeds and budgets. 'training adversary': the learner's own claim "
+                       "after training (info['training_adversary'], on its training data: its game's final adversary, "
+                       "or, for ppan-image, one refit to convergence against the frozen release); 'exact': the true "
                        "leakage where the mechanism's form allows it; attacker-*: trained from scratch on held-out "
                        "releases (lower bounds; KSG an estimate, so named). 'independent' is the exact value where "
                        "known, else the best lower-bound attacker (the evaluator and leakage-is columns say which, "
