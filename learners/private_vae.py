@@ -130,23 +130,22 @@ class PrivateVAE(Learner):
         """Hyper-parameters (validated), with the VAE's settings for ``train_autoencoder``."""
         check_choice("privacy", self.privacy, PRIVACY_TERMS)
         hp = {key: getattr(self, key) for key in DEFAULTS}
+        hp["finetune_lr"] = self.lr if self.finetune_lr is None else self.finetune_lr
         for key in INTS:
             v = hp[key]
             low = 0 if key.endswith("_steps") and key != "adv_steps" else 1
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not low <= v <= MAX_HYPER_INT:
                 raise InputError(f"{key}={v!r} must be an integer in [{low}, {MAX_HYPER_INT}]")
-        for key in ("lr", "adv_lr", "gamma", "eta"):
+        for key in ("lr", "finetune_lr", "adv_lr", "gamma", "eta"):
             v = hp[key]
-            positive = key in ("lr", "adv_lr")
+            positive = key in ("lr", "finetune_lr", "adv_lr")
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 \
                     or (positive and v == 0):
                 raise InputError(f"{key}={v!r} must be a finite number {'> 0' if positive else '>= 0'}")
         if not isinstance(self.share_vae, bool):
             raise InputError(f"share_vae={self.share_vae!r} must be true or false")
-        ft_lr = self.lr if self.finetune_lr is None else self.finetune_lr
-        if isinstance(ft_lr, bool) or not isinstance(ft_lr, (int, float)) or not math.isfinite(ft_lr) or ft_lr <= 0:
-            raise InputError(f"finetune_lr={ft_lr!r} must be a finite number > 0 (or null: lr)")
-        hp.update(privacy=self.privacy, finetune_lr=float(ft_lr), kappa=0.0, lipschitz=1.0, sample_posterior=bool(self.sample_posterior))
+        hp.update(privacy=self.privacy, finetune_lr=float(hp["finetune_lr"]), kappa=0.0, lipschitz=1.0,
+                  sample_posterior=bool(self.sample_posterior))
         return hp
 
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:

@@ -108,7 +108,7 @@ def train_private_vaes(ae: Autoencoder, samples: Samples, task: Task, hp: dict[s
                        ) -> list[tuple[dict[str, torch.Tensor], dict[str, Any]]]:
     """Fine-tune one copy of ``ae`` per privacy weight (a batched sweep); (tensors, info) per member.
 
-    ``hp``: finetune_steps, batch_size, lr (or finetune_lr where given), gamma (KL weight), adv_hidden, adv_steps, adv_lr, eta.
+    ``hp``: finetune_steps, batch_size, finetune_lr, gamma (KL weight), adv_hidden, adv_steps, adv_lr, eta.
     """
     k, n, n_s = len(lambdas), len(samples), int(task.n_s)  # type: ignore[arg-type]
     s_gen, s_batch, s_noise, s_check = seeds(seed, 4)
@@ -119,7 +119,7 @@ def train_private_vaes(ae: Autoencoder, samples: Samples, task: Task, hp: dict[s
     xt = to_tensor(np.asarray(samples.u, dtype=float).reshape(n, -1), device)
     st = torch.as_tensor(s_np, device=device)
     lam = torch.as_tensor(lambdas, dtype=torch.float32, device=device)
-    opt = torch.optim.Adam(vae.parameters(), lr=hp.get("finetune_lr", hp["lr"]))
+    opt = torch.optim.Adam(vae.parameters(), lr=hp["finetune_lr"])
     rng, ngen = np.random.default_rng(s_batch), generator(s_noise, device)
     bs = min(int(hp["batch_size"]), n)
     last = {"rec": torch.zeros(k), "kl": torch.zeros(k), "privacy": torch.zeros(k)}
