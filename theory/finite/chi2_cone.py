@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from .data import FiniteData
 
-__all__ = ["chi2_program"]
+__all__ = ["chi2_program", "chi2_slope"]
 
 
 def _entry_rows(data: FiniteData, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
