@@ -8,17 +8,8 @@ fitting rows' mean and standard deviation, each column's deviation floored at ``
 times the median deviation of the varying columns; one hidden layer of 128 ReLU units
 and one softmax head per label; Adam (lr 1e-3), mini-batches of 128; 15% of the
 training releases held back for early stopping (best summed validation
-cross-entropy, patience 10 epochs, at most 200 epochs; and once the last
-``worse_epochs`` (3) epochs each lost more than ``worse_se`` (2) standard errors of the
-paired per-row difference to the best epoch on the validation rows: over-fitting, not a
-plateau); float32, seeded init and batch order, one torch thread.
-
-Why the over-fitting stop (2026-11-26).  On the paper smoke's MNIST releases the
-validation loss rises steadily after its minimum, and the patience then spends 10 full
-epochs of 784 inputs confirming it (15 epochs where the best was at epoch 4); in the 18
-classifiers of those cases the rule never changed the epoch kept (the estimate), it
-only cut 15 -> 8 epochs there; a plateau (flat validation loss) is never significantly
-worse and still gets its 10 epochs.
+cross-entropy, patience 10 epochs, at most 200 epochs); float32, seeded init and
+batch order, one torch thread.
 
 Why the floor and the patience (2026-11-26).  The floor: an image release whose
 border pixels barely vary on the fitting rows (deviation 1e-5, say) had those
@@ -43,18 +34,9 @@ from typing import Any
 import numpy as np
 
 CLASSIFIER = {"hidden": 128, "batch_size": 128, "lr": 1e-3, "max_epochs": 200, "patience": 10,
-              "val_fraction": 0.15, "sd_floor": 0.1, "worse_epochs": 3, "worse_se": 2.0}
+              "val_fraction": 0.15, "sd_floor": 0.1}
 #: A column whose standard deviation on the fitting rows is at most this does not vary: it is no input.
 VARIES = 1e-6
-
-
-def significantly_worse(rows: Any, best_rows: Any, se: float) -> bool:
-    """Whether validation losses ``rows`` (per row, torch) are above ``best_rows`` by more than ``se``
-    standard errors of the paired per-row difference (False without a best yet)."""
-    if best_rows is None:
-        return False
-    d = (rows - best_rows).double()
-    return bool(d.mean() > se * d.std() / math.sqrt(len(d)))
 
 
 def column_scale(sd: np.ndarray, floor: float) -> np.ndarray:
@@ -115,13 +97,7 @@ class FreshClassifier:
                 h = net["trunk"](X[idx])
                 return sum(nn.functional.cross_entropy(net["heads"][k](h), Y[k][idx]) for k in names)
 
-            def validate() -> tuple[float, Any]:  # the summed mean cross-entropy and each row's
-                h = net["trunk"](X[val_t])
-                logits = {k: net["heads"][k](h) for k in names}
-                rows = sum(nn.functional.cross_entropy(logits[k], Y[k][val_t], reduction="none") for k in names)
-                return float(sum(nn.functional.cross_entropy(logits[k], Y[k][val_t]) for k in names)), rows
-
-            best, best_state, best_rows, since, worse, epochs = math.inf, None, None, 0, 0, 0
+            best, best_state, since, epochs = math.inf, None, 0, 0
             for epoch in range(cfg["max_epochs"]):
                 order = fit_t[torch.randperm(len(fit_t), generator=g)]
                 for a in range(0, len(order), cfg["batch_size"]):
@@ -130,14 +106,13 @@ class FreshClassifier:
                     opt.step()
                 epochs = epoch + 1
                 with torch.no_grad():
-                    v, rows = validate()
+                    v = float(loss(val_t))
                 if v < best - 1e-4:
-                    best, best_rows, since, worse = v, rows, 0, 0
+                    best, since = v, 0
                     best_state = {k: t.detach().clone() for k, t in net.state_dict().items()}
                 else:
                     since += 1
-                    worse = worse + 1 if significantly_worse(rows, best_rows, cfg["worse_se"]) else 0
-                    if since >= cfg["patience"] or worse >= cfg["worse_epochs"]:
+                    if since >= cfg["patience"]:
                         break
             if best_state is not None:
                 net.load_state_dict(best_state)

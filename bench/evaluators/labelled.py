@@ -55,8 +55,7 @@ Classifier (:data:`CLASSIFIER`, :mod:`.classifier`): inputs (the columns that va
 fitting rows) standardised with the fitting rows' mean and standard deviation (floored at 0.1 times the median column's);
 one hidden layer of 128 ReLU units and one softmax head per label; Adam (lr 1e-3),
 mini-batches of 128; 15% of the training releases held back for early stopping
-(best summed validation cross-entropy, patience 10 epochs, at most 200 epochs, or 3
-epochs each significantly worse than the best);
+(best summed validation cross-entropy, patience 10 epochs, at most 200 epochs);
 float32, seeded init and batch order, one torch thread.  The
 privacy classifier (S only) and the utility classifier (every label, one shared
 hidden layer) are trained separately.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from privbench.bench.evaluators.classifier import CLASSIFIER, FreshClassifier, column_scale, significantly_worse
+from privbench.bench.evaluators.classifier import CLASSIFIER, FreshClassifier, column_scale
 
 FLIP = 0.1  # label noise: the Bayes accuracy of every task below is 1 - FLIP
 
@@ -84,27 +84,3 @@ def test_a_column_that_does_not_vary_on_the_fitting_rows_is_no_input():
     q = np.exp(const.log_proba(np.full((1, 10), 0.25))["s"][0])
     np.testing.assert_allclose(q, np.bincount(labels, minlength=4) / len(labels), atol=0.02)
 
-
-def test_significantly_worse_is_a_paired_test_on_the_validation_rows():
-    torch = __import__("torch")
-    rng = np.random.default_rng(3)
-    best = torch.as_tensor(rng.exponential(size=1000))
-    noise = torch.as_tensor(rng.normal(scale=0.1, size=1000))
-    assert significantly_worse(best + 0.05 + noise, best, 2.0)  # 0.05 against a paired stderr of 0.003
-    assert not significantly_worse(best + noise, best, 2.0)
-    assert not significantly_worse(best - 0.05 + noise, best, 2.0)
-    assert not significantly_worse(best, None, 2.0)
-
-
-def test_an_over_fitting_classifier_stops_before_its_patience_and_keeps_its_best_epoch():
-    """Labels that are noise given 200 columns at n = 600: the validation loss only rises after the
-    first epochs. The over-fitting stop ends training before ``patience`` epochs past the best, and
-    the epoch kept is the one a run with the over-fitting stop switched off keeps (same seed, same
-    predictions)."""
-    rng = np.random.default_rng(4)
-    z = rng.normal(size=(600, 200))
-    s = rng.integers(0, 2, size=600)
-    clf = FreshClassifier({"s": 2}, seed=0).fit(z, {"s": s})
-    slow = FreshClassifier({"s": 2}, seed=0, worse_epochs=10**6).fit(z, {"s": s})
-    assert clf.epochs_ < slow.epochs_
-    np.testing.assert_array_equal(clf.log_proba(z[:50])["s"], slow.log_proba(z[:50])["s"])
