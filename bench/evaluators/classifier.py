@@ -1,9 +1,11 @@
 """The bench's fresh classifier: a seeded MLP trained from scratch on releases, early-stopped on
 held-out rows (the labelled-data evaluators, the two-user protocol, the log-loss upper bound).
 
-Classifier (:data:`CLASSIFIER`): inputs standardised with the fitting rows' mean
-and standard deviation, each column's deviation floored at ``sd_floor`` (0.1) times
-the median deviation of the non-constant columns; one hidden layer of 128 ReLU units
+Classifier (:data:`CLASSIFIER`): the columns that vary on the fitting rows (standard
+deviation above :data:`VARIES`, 1e-6; the others are no input: the network could learn nothing
+from them, and their values on other rows only met untrained weights), standardised with the
+fitting rows' mean and standard deviation, each column's deviation floored at ``sd_floor`` (0.1)
+times the median deviation of the varying columns; one hidden layer of 128 ReLU units
 and one softmax head per label; Adam (lr 1e-3), mini-batches of 128; 15% of the
 training releases held back for early stopping (best summed validation
 cross-entropy, patience 10 epochs, at most 200 epochs); float32, seeded init and
@@ -26,18 +28,21 @@ it stopped at 0.75 (40 epochs) where 200 epochs reach 0.85
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 
 CLASSIFIER = {"hidden": 128, "batch_size": 128, "lr": 1e-3, "max_epochs": 200, "patience": 10,
               "val_fraction": 0.15, "sd_floor": 0.1}
+#: A column whose standard deviation on the fitting rows is at most this does not vary: it is no input.
+VARIES = 1e-6
 
 
 def column_scale(sd: np.ndarray, floor: float) -> np.ndarray:
     """Each column's divisor: its deviation, at least ``floor`` times the median deviation of the
     columns that vary (> 1e-6); a column that does not vary is divided by 1."""
-    varies = sd > 1e-6
+    varies = sd > VARIES
     least = floor * float(np.median(sd[varies])) if varies.any() else 0.0
     return np.where(varies, np.maximum(sd, least), 1.0)
 
@@ -73,11 +78,14 @@ class FreshClassifier:
         n_val = max(1, int(round(cfg["val_fraction"] * n)))
         val, fit = perm[:n_val], perm[n_val:]
         mu, sd = x[fit].mean(axis=0), x[fit].std(axis=0)
-        self.mean_, self.scale_ = mu, column_scale(sd, float(cfg["sd_floor"]))
+        self.columns_ = np.flatnonzero(sd > VARIES) if not (sd > VARIES).all() else slice(None)
+        self.mean_, self.scale_ = mu[self.columns_], column_scale(sd, float(cfg["sd_floor"]))[self.columns_]
         names = list(self.n_classes)
         with torch_threads(1):
             g = generator(self.seed)
-            trunk = nn.Sequential(nn.Linear(x.shape[1], cfg["hidden"]), nn.ReLU())
+            with warnings.catch_warnings():  # no varying column (a constant release): a layer of no weights
+                warnings.filterwarnings("ignore", "Initializing zero-element tensors", UserWarning)
+                trunk = nn.Sequential(nn.Linear(len(self.mean_), cfg["hidden"]), nn.ReLU())
             heads = nn.ModuleDict({k: nn.Linear(cfg["hidden"], self.n_classes[k]) for k in names})
             net = init_module(nn.ModuleDict({"trunk": trunk, "heads": heads}), g)
             X = torch.as_tensor(self._features(x), dtype=torch.float32)
@@ -112,7 +120,7 @@ class FreshClassifier:
         return self
 
     def _features(self, x: np.ndarray) -> np.ndarray:
-        return (np.asarray(x, dtype=float).reshape(len(x), -1) - self.mean_) / self.scale_
+        return (np.asarray(x, dtype=float).reshape(len(x), -1)[:, self.columns_] - self.mean_) / self.scale_
 
     def log_proba(self, x: np.ndarray) -> dict[str, np.ndarray]:
         """log Q(label | x) per head, each of shape (n, n_classes)."""

@@ -69,10 +69,10 @@ def heldout_logloss(z_fit: Any, u_fit: Any, z_test: Any, u_test: Any, n_classes:
         if u.min() < 0 or u.max() >= n_classes:
             raise InputError(f"{name} labels lie outside 0..{n_classes - 1}")
     clf = FreshClassifier({"u": n_classes}, int(seed), **FIT).fit(zf, {"u": uf})
-    lq = clf.log_proba(zt)["u"][np.arange(len(ut)), ut]
-    loss = -lq
+    log_q = clf.log_proba(zt)["u"]
+    loss = -log_q[np.arange(len(ut)), ut]
     freq = np.bincount(ut, minlength=n_classes) / len(ut)
-    acc = float(np.mean(clf.log_proba(zt)["u"].argmax(axis=1) == ut))
+    acc = float(np.mean(log_q.argmax(axis=1) == ut))
     return make_evaluation(
         "distortion", float(loss.mean()), EVALUATOR, "upper-bound", float(loss.std(ddof=1) / math.sqrt(len(ut))),
         n_fit=int(len(zf)), n_test=int(len(ut)), epochs=int(clf.epochs_), h_u=float(-xlogy(freq, freq).sum()),

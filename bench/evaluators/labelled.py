@@ -51,8 +51,8 @@ The distortion evaluator is chosen by the task's declared distortion
 :func:`utility_accuracy` reads "utility accuracy of label X" back from a list of
 evaluations (or from a store row's ``evaluations`` JSON).
 
-Classifier (:data:`CLASSIFIER`, :mod:`.classifier`): inputs standardised with the
-fitting rows' mean and standard deviation (floored at 0.1 times the median column's);
+Classifier (:data:`CLASSIFIER`, :mod:`.classifier`): inputs (the columns that vary on the
+fitting rows) standardised with the fitting rows' mean and standard deviation (floored at 0.1 times the median column's);
 one hidden layer of 128 ReLU units and one softmax head per label; Adam (lr 1e-3),
 mini-batches of 128; 15% of the training releases held back for early stopping
 (best summed validation cross-entropy, patience 10 epochs, at most 200 epochs);

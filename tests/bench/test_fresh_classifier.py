@@ -64,3 +64,23 @@ def test_column_scale_floors_at_a_fraction_of_the_median_and_leaves_constant_col
     # the varying columns are 1e-5, 0.5, 1, 2: median 0.75, floor 0.075
     np.testing.assert_allclose(scale, [1.0, 1.0, 0.075, 0.5, 1.0, 2.0])
     np.testing.assert_allclose(column_scale(np.zeros(3), 0.1), np.ones(3))
+
+
+def test_a_column_that_does_not_vary_on_the_fitting_rows_is_no_input():
+    """S = [z_1 > 0] (10% label noise) and 3 columns constant on the fitting rows: whatever those
+    columns hold on the rows scored, the predictions are the same; a release constant in every
+    column is classified by the training label frequencies alone (the truth: the draw's own
+    frequencies)."""
+    rng = np.random.default_rng(2)
+    z = np.column_stack([rng.normal(size=(1000, 2)), np.full((1000, 3), 0.5)])
+    s = flipped((z[:, 0] > 0).astype(int), rng)
+    clf = FreshClassifier({"s": 2}, seed=0, max_epochs=40).fit(z, {"s": s})  # the columns, not convergence
+    other = z[:200].copy()
+    other[:, 2:] = rng.normal(scale=1e3, size=(200, 3))
+    np.testing.assert_array_equal(clf.log_proba(z[:200])["s"], clf.log_proba(other)["s"])
+    assert accuracy(clf, z, s) >= (1 - FLIP) - 0.03
+    labels = rng.integers(0, 4, size=3000)
+    const = FreshClassifier({"s": 4}, seed=0).fit(np.full((3000, 10), 0.25), {"s": labels})
+    q = np.exp(const.log_proba(np.full((1, 10), 0.25))["s"][0])
+    np.testing.assert_allclose(q, np.bincount(labels, minlength=4) / len(labels), atol=0.02)
+
