@@ -63,8 +63,14 @@ class FreshClassifier:
         self.seed = int(seed)
         self.config = {**CLASSIFIER, **config}
 
-    def fit(self, x: np.ndarray, labels: dict[str, np.ndarray]) -> "FreshClassifier":
-        """Train on features ``x`` (n, d) and int labels (n,) per head."""
+    def fit(self, x: np.ndarray, labels: dict[str, np.ndarray], groups: np.ndarray | None = None
+            ) -> "FreshClassifier":
+        """Train on features ``x`` (n, d) and int labels (n,) per head.
+
+        ``groups`` (n,), where given, ties rows together (several releases of one input): the
+        validation rows are whole groups, so that early stopping never scores a release whose
+        input the classifier has seen.
+        """
         import torch
         from torch import nn
 
@@ -74,9 +80,15 @@ class FreshClassifier:
         x = np.asarray(x, dtype=float).reshape(len(x), -1)
         n = len(x)
         rng = np.random.default_rng(self.seed)
-        perm = rng.permutation(n)
-        n_val = max(1, int(round(cfg["val_fraction"] * n)))
-        val, fit = perm[:n_val], perm[n_val:]
+        if groups is None:
+            perm = rng.permutation(n)
+            n_val = max(1, int(round(cfg["val_fraction"] * n)))
+            val, fit = perm[:n_val], perm[n_val:]
+        else:
+            ids = np.unique(groups)
+            held = rng.permutation(ids)[: max(1, int(round(cfg["val_fraction"] * ids.size)))]
+            is_val = np.isin(groups, held)
+            val, fit = np.flatnonzero(is_val), rng.permutation(np.flatnonzero(~is_val))
         mu, sd = x[fit].mean(axis=0), x[fit].std(axis=0)
         self.columns_ = np.flatnonzero(sd > VARIES) if not (sd > VARIES).all() else slice(None)
         self.mean_, self.scale_ = mu[self.columns_], column_scale(sd, float(cfg["sd_floor"]))[self.columns_]
@@ -116,7 +128,7 @@ class FreshClassifier:
                         break
             if best_state is not None:
                 net.load_state_dict(best_state)
-        self.net_, self.epochs_, self.val_loss_ = net, epochs, best
+        self.net_, self.epochs_, self.val_loss_, self.val_rows_ = net, epochs, best, val
         return self
 
     def _features(self, x: np.ndarray) -> np.ndarray:

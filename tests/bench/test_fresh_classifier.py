@@ -84,3 +84,16 @@ def test_a_column_that_does_not_vary_on_the_fitting_rows_is_no_input():
     q = np.exp(const.log_proba(np.full((1, 10), 0.25))["s"][0])
     np.testing.assert_allclose(q, np.bincount(labels, minlength=4) / len(labels), atol=0.02)
 
+
+
+def test_groups_keep_every_release_of_an_input_on_one_side_of_the_validation_split():
+    rng = np.random.default_rng(0)
+    n, k = 200, 4
+    x = rng.normal(size=(n * k, 3))
+    groups = np.tile(np.arange(n), k)
+    clf = FreshClassifier({"y": 2}, 5, max_epochs=2).fit(x, {"y": (x[:, 0] > 0).astype(int)}, groups)
+    val = np.zeros(n * k, dtype=bool)
+    val[clf.val_rows_] = True
+    held = np.unique(groups[val])
+    assert held.size == round(0.15 * n)  # the fraction counts inputs, not releases
+    assert np.array_equal(np.isin(groups, held), val)  # all k releases of a held-out input, and no other
