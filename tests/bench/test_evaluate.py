@@ -290,6 +290,23 @@ def test_headline_rules():
     assert Evaluation.from_dict(hi.to_dict()) == hi
 
 
+def test_an_estimate_within_noise_of_zero_is_no_evidence_of_leakage():
+    """KSG 0.0094 +- 0.0053 beside lower bounds of at most 0.0016 (ppan-fig4, D = 2.5, an independent release)."""
+    low = Evaluation("mi", 0.0016, "gaussian-approx", "lower-bound", 0.0019)
+    neg = Evaluation("mi", -0.008, "posthoc-attacker", "lower-bound", 0.002)
+    ksg = Evaluation("mi", 0.0094, "ksg", "estimate", 0.0053)
+    assert headline([low, ksg, neg], "mi") is low
+    assert headline([ksg, neg], "mi") is neg  # a lower bound always counts, however small
+    assert headline([ksg], "mi") is ksg  # no lower bound: the estimate is all there is
+    strong = Evaluation("mi", 0.011, "ksg", "estimate", 0.0053)  # 2.08 stderrs: evidence
+    assert headline([low, strong], "mi") is strong
+    # only where zero means no leakage: a MAP accuracy or a distortion estimate is never gated
+    acc = [Evaluation("map", 0.5, "a", "lower-bound", 0.01), Evaluation("map", 0.51, "b", "estimate", 0.1)]
+    assert headline(acc, "map") is acc[1]
+    dist = [Evaluation("distortion", 0.5, "a", "lower-bound", 0.01), Evaluation("distortion", 0.51, "b", "estimate", 0.1)]
+    assert headline(dist, "distortion") is dist[1]
+
+
 def test_same_seed_same_numbers():
     sc = BinaryGMM(0.3, 1.5, 0.7, 1.3)
     task = task_for(sc, "full", "map")
