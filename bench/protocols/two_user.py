@@ -13,7 +13,8 @@ Rajagopal, §4 "Distributed training with customized preferences" and §6.7.5):
   (utility: ``digit >= 5``) (:meth:`LatentFilter.fit_filter`, all budgets of the
   case in one batched fit, observation ``full``: the filter sees its own S);
 - per budget, the released training set is the 8 public parts raw plus user A's
-  and user B's parts through their own filters; two fresh classifiers
+  and user B's parts through their own filters (a randomised filter's parts released
+  four times, as the labelled evaluators do: :func:`pooled_releases`); two fresh classifiers
   (:func:`train_classifier`, the bench's fresh-classifier MLP) learn
   ``digit >= 5`` and parity from it;
 - the held-out partition is split in two halves (seeded by ``case.seed``): one
@@ -138,14 +139,15 @@ def run_two_user(case: Any, device: str = "auto", artifacts: str | os.PathLike |
                     raise RuntimeError(f"raw reference classifiers: {ref_error}")
                 rng = np.random.default_rng([s_rel, i])
                 ma, mb = mech_a[i], mech_b[i]
-                z_a = ma.release(np.column_stack([ge5_tr[a], x_tr[a]]), rng)
-                z_b = mb.release(np.column_stack([par_tr[b], x_tr[b]]), rng)
-                rel_idx = np.concatenate([public, a, b])
-                x_rel = np.vstack([x_tr[public], z_a, z_b])
+                w_a, w_b = np.column_stack([ge5_tr[a], x_tr[a]]), np.column_stack([par_tr[b], x_tr[b]])
+                z_a = ma.release(w_a.copy(), rng)
+                z_b = mb.release(w_b.copy(), rng)
                 zh_a = ma.release(np.column_stack([ge5_he[ha], x_he[ha]]), rng)
                 zh_b = mb.release(np.column_stack([par_he[hb], x_he[hb]]), rng)
+                x_rel, rel_idx, groups = pooled_releases(x_tr, public, ((ma, w_a, z_a, a), (mb, w_b, z_b, b)),
+                                                         task, [s_rel, i])
                 acc = _user_accuracies(x_rel, ge5_tr[rel_idx], par_tr[rel_idx], zh_a, zh_b, ge5_he, par_he, ha, hb,
-                                       s_cls)
+                                       s_cls, groups)
                 d_a, d_b = row_distortion(task, x_he[ha], zh_a), row_distortion(task, x_he[hb], zh_b)
                 m_a, m_b = ((zh_a - x_he[ha]) ** 2).mean(1), ((zh_b - x_he[hb]) ** 2).mean(1)
                 evals = _two_user_evaluations(acc, ref, np.concatenate([d_a, d_b]), d_a, d_b,
@@ -206,13 +208,32 @@ def shipped(mech_a: list[Any], mech_b: list[Any], stack: contextlib.ExitStack,
     return loaded_a, loaded_b, dirs
 
 
+def pooled_releases(x: np.ndarray, public: np.ndarray, users: tuple, task: Any, entropy: list[int]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The attackers' training set: the public rows raw, then each user's releases of its rows (a
+    randomised filter's four releases per row, as the labelled evaluators':
+    :func:`~privbench.bench.evaluators.labelled.fitting_releases`). Returns the rows, the train-partition
+    index of each (its labels) and the groups (all releases of one input share one)."""
+    from ..evaluators.labelled import fitting_releases
+
+    parts, idx, groups = [x[public]], [public], [np.arange(len(public))]
+    for k, (mech, w, z, rows) in enumerate(users):
+        zs, g = fitting_releases(mech, task, w, z, [*entropy, k])
+        reps = len(zs) // len(rows)
+        parts.append(zs)
+        idx.append(np.tile(rows, reps))
+        groups.append(sum(len(r) for r in idx[:-1]) + (g if g is not None else np.arange(len(rows))))
+    return np.vstack(parts), np.concatenate(idx), np.concatenate(groups)
+
+
 def _user_accuracies(x_train: np.ndarray, ge5_train: np.ndarray, par_train: np.ndarray, x_a: np.ndarray,
                      x_b: np.ndarray, ge5_he: np.ndarray, par_he: np.ndarray, ha: np.ndarray, hb: np.ndarray,
-                     seed: int) -> dict[str, tuple[float, int]]:
-    """Accuracies (value, n) of fresh ``>= 5`` and parity classifiers on both users' held-out halves."""
+                     seed: int, groups: np.ndarray | None = None) -> dict[str, tuple[float, int]]:
+    """Accuracies (value, n) of fresh ``>= 5`` and parity classifiers on both users' held-out halves
+    (trained on ``x_train``, whose rows ``groups`` ties together: see :func:`train_classifier`)."""
     s_ge5, s_par = seeds(seed, 2)
-    ge5 = train_classifier(x_train, ge5_train, 2, s_ge5 % 2**31)
-    par = train_classifier(x_train, par_train, 2, s_par % 2**31)
+    ge5 = train_classifier(x_train, ge5_train, 2, s_ge5 % 2**31, groups)
+    par = train_classifier(x_train, par_train, 2, s_par % 2**31, groups)
     return {"a_private": (float(np.mean(ge5(x_a) == ge5_he[ha])), len(ha)),
             "a_utility": (float(np.mean(par(x_a) == par_he[ha])), len(ha)),
             "b_private": (float(np.mean(par(x_b) == par_he[hb])), len(hb)),
@@ -272,7 +293,7 @@ def _row_numbers(evals: list[Evaluation]) -> dict[str, Any]:
 # --------------------------------------------------------------------------
 
 
-def train_classifier(x: np.ndarray, y: np.ndarray, n_classes: int, seed: int) -> Any:
+def train_classifier(x: np.ndarray, y: np.ndarray, n_classes: int, seed: int, groups: np.ndarray | None = None) -> Any:
     """A fresh classifier for one label: the bench's :class:`~privbench.bench.evaluators.labelled.FreshClassifier`.
 
     One hidden layer of 128 ReLU units on standardised inputs, Adam, early
@@ -287,6 +308,8 @@ def train_classifier(x: np.ndarray, y: np.ndarray, n_classes: int, seed: int) ->
         Labels 0..n_classes-1.
     n_classes : int
     seed : int
+    groups : ndarray, shape (n,), optional
+        Rows that are releases of one input (validation holds out whole groups).
 
     Returns
     -------
@@ -299,7 +322,7 @@ def train_classifier(x: np.ndarray, y: np.ndarray, n_classes: int, seed: int) ->
     y = np.asarray(y, dtype=np.int64)
     if len(x) != len(y) or len(x) < 2:
         raise InputError(f"classifier: need as many labels as rows (>= 2), got {len(x)} rows and {len(y)} labels")
-    clf = FreshClassifier({"y": int(n_classes)}, int(seed)).fit(x, {"y": y})
+    clf = FreshClassifier({"y": int(n_classes)}, int(seed)).fit(x, {"y": y}, groups)
 
     def predict(xq: np.ndarray) -> np.ndarray:
         return clf.log_proba(np.asarray(xq, dtype=float).reshape(len(xq), -1))["y"].argmax(1)

@@ -136,3 +136,33 @@ def test_classifier_learns_and_rejects_mismatched_labels():
     assert np.array_equal(pred(x[300:]), train_classifier(x[:300], y[:300], 2, seed=1)(x[300:]))
     with pytest.raises(InputError, match="as many labels as rows"):
         train_classifier(x, y[:10], 2, seed=0)
+
+
+class _Noisy:
+    def release(self, w, rng):
+        return w[:, 1:] + rng.normal(size=(len(w), w.shape[1] - 1))
+
+
+class _Plain:
+    def release(self, w, rng):
+        return w[:, 1:].copy()
+
+
+def test_the_attackers_train_on_four_releases_of_a_randomised_filter_and_one_of_a_deterministic_one():
+    from privbench.bench.protocols.two_user import pooled_releases
+    from privbench.datasets import make_scenario, task_for
+
+    task = task_for(make_scenario("digits", {"labeling": "ge5-parity"}), "full", "map")
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=(30, 64))
+    public, a, b = np.arange(10), np.arange(10, 20), np.arange(20, 30)
+    w_a, w_b = np.column_stack([np.zeros(10), x[a]]), np.column_stack([np.ones(10), x[b]])
+    users = ((_Noisy(), w_a, _Noisy().release(w_a, rng), a), (_Plain(), w_b, x[b].copy(), b))
+    rows, idx, groups = pooled_releases(x, public, users, task, [1, 2])
+    assert rows.shape == (10 + 4 * 10 + 10, 64)
+    assert np.array_equal(idx, np.concatenate([public, np.tile(a, 4), b]))  # each row's labels
+    assert np.array_equal(rows[:10], x[public]) and np.array_equal(rows[-10:], x[b])
+    for k in range(10):  # all releases of one input share a group, and no other row does
+        same = np.flatnonzero(groups == groups[10 + k])
+        assert np.array_equal(same, 10 + k + 10 * np.arange(4))
+    assert np.unique(groups).size == 10 + 10 + 10
