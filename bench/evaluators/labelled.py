@@ -8,8 +8,9 @@ see :func:`fitting_releases`) and scored on releases of HELD-OUT rows.
 Why four (2026-11-26): trained on one release per row, the classifier learns that
 draw's noise.  On saved paper-suite mechanisms, one release per row against four read
 S accuracy 0.716 / 0.787 and 0.710 / 0.788 (``ppan-image`` at budgets 0.26 and 0.28),
-0.831 / 0.905 (``gaussian-noise`` on ge5-parity), 0.652 / 0.679 (``chi2-sanitizer`` at
-eta 80); a deterministic mechanism (two releases agree) is released once.  For ``hypothesis-testing`` both sets are
+0.831 / 0.905 (``gaussian-noise`` on ge5-parity), 0.652 / 0.679 (``chi2-sanitizer``'s
+distortion-budget variant at MSE 80); a deterministic mechanism (two releases agree) is
+released once.  For ``hypothesis-testing`` both sets are
 fresh draws from the model (``n_eval`` rows each).  For the scenarios with a
 fixed partition (``fixed_rows``: the image sets, the UCI tables) the
 held-out partition caps ``n_eval`` (359 rows for ``digits``, 1,000 for
