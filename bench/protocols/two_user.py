@@ -219,10 +219,10 @@ def pooled_releases(x: np.ndarray, public: np.ndarray, users: tuple, task: Any, 
     parts, idx, groups = [x[public]], [public], [np.arange(len(public))]
     for k, (mech, w, z, rows) in enumerate(users):
         zs, g = fitting_releases(mech, task, w, z, [*entropy, k])
-        reps = len(zs) // len(rows)
+        start = sum(len(p) for p in parts)  # ids unique across users: offset by the rows before
         parts.append(zs)
-        idx.append(np.tile(rows, reps))
-        groups.append(sum(len(r) for r in idx[:-1]) + (g if g is not None else np.arange(len(rows))))
+        idx.append(np.tile(rows, len(zs) // len(rows)))
+        groups.append(start + (g if g is not None else np.arange(len(rows))))
     return np.vstack(parts), np.concatenate(idx), np.concatenate(groups)
 
 
