@@ -61,11 +61,11 @@ def execute_cases(cases: list[Any], device: str = "auto",
     started, t0 = now(), time.perf_counter()
     dev = str(device)
     try:
-        dev = str(resolve_device(device))
         sc = make_scenario(first.scenario, first.params)
         task = task_for(sc, first.observation, first.training_privacy, first.distortion)
         sets = [sc.sample(c.n_train, np.random.default_rng(c.train_seed)) for c in cases]
         learner = make_learner(first.learner, **first.learner_params)
+        dev = str(resolve_device(device, learner.prefers_gpu(task)))
         t1 = time.perf_counter()
         if len(cases) == 1:
             fitted = [learner.fit(sets[0], task, list(first.budgets), seed=first.seed, device=dev)]

@@ -206,6 +206,15 @@ class Learner(ABC):
     #: Whether :meth:`fit_many` trains several training sets in one batched network (``_fit_many``);
     #: otherwise it fits them one after the other.  Either way each set's mechanisms are its own fit's.
     batches_fits: ClassVar[bool] = False
+    #: Task kinds on which this learner's networks are large enough for a GPU to pay.  ``device="auto"``
+    #: trains those on cuda where a GPU is available and everything else on cpu: the small networks of
+    #: the other tasks train slower on a GPU, tens of times slower when several processes share one
+    #: (README, "GPU"); ``device="cuda"`` puts every learner there.
+    gpu_task_kinds: ClassVar[tuple[str, ...]] = ()
+
+    def prefers_gpu(self, task: Task) -> bool:
+        """Whether ``device="auto"`` trains this learner on ``task`` on a GPU (where one is available)."""
+        return task.kind in self.gpu_task_kinds
 
     def get_params(self) -> dict[str, Any]:
         """The constructor's keyword arguments as stored (scikit-learn's get_params)."""
@@ -309,7 +318,7 @@ class Learner(ABC):
             raise InputError(f"seed={seed!r} must be a non-negative integer")
         from .nn.core import resolve_device
 
-        dev = resolve_device(device)
+        dev = resolve_device(device, self.prefers_gpu(task))
         mechs = self._fit(samples, task, budgets, int(seed), dev)
         if len(mechs) != len(budgets):  # pragma: no cover - a learner bug
             raise RuntimeError(f"{self.name} returned {len(mechs)} mechanisms for {len(budgets)} budgets")
@@ -343,7 +352,8 @@ class Learner(ABC):
         out: list[list[Mechanism]] = [[] for _ in checked]
         for members in groups.values():
             fitted = self._fit_many([checked[r] for r in members], task, check_budgets(list(budgets)),
-                                    [int(seeds[r]) for r in members], resolve_device(device))
+                                    [int(seeds[r]) for r in members],
+                                    resolve_device(device, self.prefers_gpu(task)))
             for r, mechs in zip(members, fitted):
                 out[r] = mechs
         for mechs in out:

@@ -124,6 +124,7 @@ class LatentFilter(Learner):
     """
 
     name = "latent-filter"
+    gpu_task_kinds = ("image",)
     summary = ("Chen-Navidi-Rajagopal generative filter: VAE + linear latent filter z + Gamma[w; onehot S] "
                "vs a log-loss adversary; budget = latent KL/chi2 divergence b, NOT a distortion budget")
     serves = Serves(kinds=("image", "mixture", "gaussian"))
@@ -206,7 +207,7 @@ class LatentFilter(Learner):
     def fit_autoencoder(self, samples: Samples, task: Task, seed: int = 0, device: str = "auto") -> Autoencoder:
         """Step 1: train the VAE on U (S is not used)."""
         samples = self._check(samples, task, seed)
-        dev = resolve_device(device)
+        dev = resolve_device(device, self.prefers_gpu(task))
         with torch_threads(self.threads if dev.type == "cpu" else None):
             return train_autoencoder(samples, task, self.resolved(task, len(samples)), seed, dev)
 
@@ -219,7 +220,7 @@ class LatentFilter(Learner):
             raise InputError(f"autoencoder does not match this {task.kind} task with d_u={task.d_u}")
         many = not np.isscalar(budget)
         budgets = check_budgets(budget if many else [budget])
-        dev = resolve_device(device)
+        dev = resolve_device(device, self.prefers_gpu(task))
         with torch_threads(self.threads if dev.type == "cpu" else None):
             mechs = self._train_filters([autoencoder], [samples], task, budgets, self.resolved(task, len(samples)),
                                         [seed], dev)[0]

@@ -249,6 +249,7 @@ class PPANImage(Learner):
     """
 
     name = "ppan-image"
+    gpu_task_kinds = ("image",)
     summary = "PPAN §III-C: noise-seeded image mechanism vs softmax adversary, per-pixel xent budget"
     serves = Serves(kinds=("image",))
     observations = ("useful", "full")

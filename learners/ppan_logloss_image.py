@@ -75,6 +75,7 @@ class PPANLogLossImage(Learner):
     """
 
     name = "ppan-logloss-image"
+    gpu_task_kinds = ("image",)
     summary = ("PPAN appendix D on images (logloss): noise-seeded image mechanism vs adversary Q(S|Z), with a "
                "variational posterior R(U|Z) of the utility label; budget on H(U|Z) by an augmented Lagrangian")
     serves = Serves(kinds=("image",), distortions=("logloss",))

@@ -89,6 +89,7 @@ class PrivateVAE(Learner):
     """
 
     name = "private-vae"
+    gpu_task_kinds = ("image",)
     summary = ("chi-square paper §V-B privacy-preserving VAE: one pretrained VAE fine-tuned per budget with a "
                "privacy term on its code (none, GAP, GAP-A: instance-normalised adversary, chi-square); "
                "budget = privacy weight lambda, NOT a distortion budget")

@@ -29,6 +29,7 @@ class VFAEImage(VFAE):
     """:class:`~privbench.learners.vfae.VFAE` for image tasks (module docstring)."""
 
     name = "vfae-image"
+    gpu_task_kinds = ("image",)
     summary = ("Louizos et al. variational fair autoencoder on images (the chi-square paper's VFAE row); "
                "budget = MMD weight beta (more = more private), NOT a distortion budget")
     serves = Serves(kinds=("image",), distortions=("mse", "xent"))

@@ -21,7 +21,8 @@ EXIT_CASES_FAILED = 1
 #: A file or directory could not be read or written (a full disk, a permission): EX_IOERR of sysexits.h.
 EXIT_IO_ERROR = 74
 EXIT_INTERRUPTED = 130
-#: Where learners train (``--device``); ``auto``: cuda if available.
+#: Where learners train (``--device``); ``auto``: cuda for the learners that declare a GPU pays on the
+#: task's kind (``Learner.gpu_task_kinds``: the image learners) where one is available, else cpu.
 DEVICES = ("auto", "cpu", "cuda")
 
 

@@ -101,7 +101,8 @@ def add_how(how: Any) -> None:
                      help="torch threads per worker process (default 1: fastest for small networks; "
                           "local backend)")
     how.add_argument("--device", choices=DEVICES, default="auto",
-                     help="where learners train (default auto: cuda if available)")
+                     help="where learners train (default auto: cuda for the image learners where a GPU is "
+                          "available, cpu for the rest; cuda: every learner on the GPU)")
     how.add_argument("--backend", choices=("local", "dask"), default="local",
                      help="local processes, or Dask distributed (default local)")
     how.add_argument("--scheduler", metavar="ADDR",

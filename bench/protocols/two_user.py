@@ -95,7 +95,6 @@ def run_two_user(case: Any, device: str = "auto", artifacts: str | os.PathLike |
 
     dev = str(device)
     try:
-        dev = str(resolve_device(device))
         check_two_user(case)
         train, held = make_scenario(case.scenario, case.params).partition()  # the fixed split(0.2, seed=0)
         s_part, s_half, s_ae, s_fa, s_fb, s_cls, s_rel = seeds(case.seed, 7)
@@ -104,6 +103,7 @@ def run_two_user(case: Any, device: str = "auto", artifacts: str | os.PathLike |
         x_tr, ge5_tr, par_tr = train.flat, train.s, train.utility   # labeling ge5-parity: s = ge5, utility = parity
         task = train.task("full", "map" if case.training_privacy == "map" else "mi")  # utility: parity
         learner = make_learner(case.learner, **case.learner_params)
+        dev = str(resolve_device(device, learner.prefers_gpu(task)))
         budgets = list(case.budgets)
         t1 = time.perf_counter()
         a, b = parts[0], parts[1]

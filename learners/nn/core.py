@@ -23,14 +23,15 @@ DEVICES = ("auto", "cpu", "cuda")
 ADVERSARY_CHECK_N = 4096
 
 
-def resolve_device(device: Any) -> torch.device:
-    """``auto`` -> cuda if available else cpu; ``cuda`` without a GPU is an InputError."""
+def resolve_device(device: Any, gpu_pays: bool = True) -> torch.device:
+    """``auto`` -> cuda if available and ``gpu_pays`` (the learner's networks are large enough on this
+    task: :meth:`privbench.learners.Learner.prefers_gpu`), else cpu; ``cuda`` without a GPU is an InputError."""
     if isinstance(device, torch.device):
         return device
     if device not in DEVICES and not (isinstance(device, str) and device.startswith("cuda:")):
         raise InputError(f"device={device!r} is unknown (allowed: {', '.join(DEVICES)})")
     if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device("cuda" if gpu_pays and torch.cuda.is_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise InputError(f"device={device!r} asked for, but no CUDA GPU is available (use cpu or auto)")
     return torch.device(device)
