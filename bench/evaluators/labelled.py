@@ -63,7 +63,9 @@ fitting rows) standardised with the fitting rows' mean and standard deviation (f
 one hidden layer of 128 ReLU units and one softmax head per label; Adam (lr 1e-3),
 mini-batches of 128; 15% of the training rows (all releases of each) held back for early stopping
 (best summed validation cross-entropy, patience 10 epochs, at most 200 epochs);
-float32, seeded init and batch order, one torch thread.  The
+float32, seeded init and batch order, one torch thread; two such networks, on the
+standardised and on the whitened inputs, each label read from the one with the lower
+validation loss (``detail["input"]``; the utility's ``detail["inputs"]`` per label).  The
 privacy classifier (S only) and the utility classifier (every label, one shared
 hidden layer) are trained separately.
 """
@@ -160,7 +162,7 @@ def evaluate_labelled(mech: Any, sc: Any, task: Any, n_eval: int, seed: int) -> 
     with np.errstate(divide="ignore"):
         diff = lq[np.arange(n_te), s_te] - np.log(prior)[s_te]
     h_s = float(-(xlogy(prior, prior)).sum())
-    fit_info = {"epochs": att.epochs_, **CLASSIFIER}
+    fit_info = {"epochs": att.epochs_, "input": att.input_[s_name], **CLASSIFIER}
     detail_map: dict[str, Any] = {**sizes, **fit_info, "label": s_name,
                                   "majority": float(np.bincount(s_te).max() / n_te),
                                   "note": "held-out accuracy of an MLP trained from scratch on releases of "
@@ -185,7 +187,7 @@ def evaluate_labelled(mech: Any, sc: Any, task: Any, n_eval: int, seed: int) -> 
                    label=sc.utility_label, accuracy=accs,
                    accuracy_stderr={k: math.sqrt(a * (1 - a) / n_te) for k, a in accs.items()},
                    majority={k: float(np.bincount(test.labels[k]).max() / n_te) for k in accs},
-                   **sizes, epochs=util.epochs_,
+                   **sizes, epochs=util.epochs_, inputs=util.input_,
                    note="held-out accuracy of fresh classifiers (one shared hidden layer) for every derived label"))
     c_dist = int(np.random.SeedSequence([int(seed), 3]).generate_state(1)[0])
     out.append(DISTORTION_EVALUATORS[task.distortion](task, train, test, z_tr, z_te, c_dist))
