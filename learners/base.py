@@ -209,7 +209,7 @@ class Learner(ABC):
     #: Task kinds on which this learner's networks are large enough for a GPU to pay.  ``device="auto"``
     #: trains those on cuda where a GPU is available and everything else on cpu: the small networks of
     #: the other tasks train slower on a GPU, tens of times slower when several processes share one
-    #: (README, "GPU"); ``device="cuda"`` puts every learner there.
+    #: (README, "Reproducing the four papers"); ``device="cuda"`` puts every learner there.
     gpu_task_kinds: ClassVar[tuple[str, ...]] = ()
 
     def prefers_gpu(self, task: Task) -> bool:

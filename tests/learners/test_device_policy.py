@@ -1,6 +1,6 @@
 """device="auto": a GPU only for learners whose networks are large enough on the task's kind.
 
-On the H100 of 2026-11-26 (README, "GPU"), 14 processes sharing the GPU trained the small networks of
+On the H100 of 2026-11-26 (README, "Reproducing the four papers"), 14 processes sharing the GPU trained the small networks of
 gap-fig5 about 80 times slower per case than two CPU cores did; image learners ran at about par.  So
 ``auto`` sends only the declared image learners to cuda; ``cuda`` still puts every learner there.
 """
