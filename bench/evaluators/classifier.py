@@ -171,7 +171,7 @@ class FreshClassifier:
 
 
 def train_mlp(features: np.ndarray, labels: dict[str, np.ndarray], n_classes: dict[str, int], fit: np.ndarray,
-              val: np.ndarray, cfg: dict[str, Any], seed: int) -> tuple[Any, int, dict[str, float]]:
+              val: np.ndarray, cfg: dict[str, Any], seed: int) -> tuple[Any, int, dict[str, np.ndarray]]:
     """One seeded MLP (one hidden layer, a softmax head per label) trained on rows ``fit`` of ``features``,
     early-stopped on the summed cross-entropy of rows ``val``; the best epoch's network, the epochs run
     and each label's cross-entropy on every validation row at the best epoch."""
