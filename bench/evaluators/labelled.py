@@ -15,9 +15,11 @@ fresh draws from the model (``n_eval`` rows each).  For the scenarios with a
 fixed partition (``fixed_rows``: the image sets, the UCI tables) the
 held-out partition caps ``n_eval`` (359 rows for ``digits``, 1,000 for
 ``mnist-subset``, 15,060 for ``adult``, 835 for ``abalone``; fewer rows are a
-random subset, kept in partition order for images).  The classifiers train on
-the whole train partition, except for the UCI tables, where ``n_eval`` caps
-those rows too (a random subset; adult's train partition has 30,162 rows).
+random subset, kept in partition order for images).  For the UCI tables
+``n_eval`` caps the classifiers' training rows too (a random subset; adult's
+train partition has 30,162 rows).  The image classifiers train on the whole
+train partition unless ``n_eval`` is below the held-out partition (a case that
+asks for a subsample, as ``--smoke`` does): then ``n_eval`` caps them too.
 
 Evaluations returned (all ``evaluator="fresh-classifier"``):
 
@@ -137,9 +139,10 @@ def evaluate_labelled(mech: Any, sc: Any, task: Any, n_eval: int, seed: int) -> 
     c_priv, c_util = (int(x) for x in ss.generate_state(2))
     images = sc.kind == "image"
     if sc.fixed_rows:
-        n_part = sc.part_size("train")  # tables: n_eval also caps the classifiers' training rows
-        train = sc.draw("train", None if images or n_eval >= n_part else int(n_eval), r_draw)
-        n_held = sc.part_size("held-out")
+        n_part, n_held = sc.part_size("train"), sc.part_size("held-out")
+        # n_eval caps the classifiers' training rows: always for tables, for images only where it caps the held-out
+        cap = n_eval < n_part and (not images or n_eval < n_held)
+        train = sc.draw("train", int(n_eval) if cap else None, r_draw)
         test = _sorted(sc.draw("held-out", None if n_eval >= n_held else int(n_eval), r_draw))
     else:
         train = sc.draw("train", int(n_eval), r_draw)
