@@ -105,7 +105,7 @@ def converge_adversary(game: Any, W: torch.Tensor, U: torch.Tensor, S: torch.Ten
     game.adv.observe(release(train_rows))  # the fresh adversary's standardisation starts at the training releases
     epochs = train_refit(game, release, S, train_rows, z_stop, s_stop, order, max_epochs)
     chosen = torch.zeros(game.k, dtype=torch.bool)
-    if 0 < W.shape[1] <= REFIT["whiten_max_dim"]:
+    if 0 < game.task.d_u <= REFIT["whiten_max_dim"]:  # the releases' dimension
         standardised = game.adv
         release_w = frozen_release(game, W, U, blends, generator(s_white_noise, W.device))
         order_w = np.random.default_rng([s_white, 1])
