@@ -241,9 +241,7 @@ def whitened_wins(x_std: torch.Tensor, x_white: torch.Tensor) -> torch.Tensor:
 @torch.no_grad()
 def xent_per_member(game: Any, z: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
     """Each member's summed cross-entropy of its adversary on the releases ``z`` (k, b, d_u), (k,)."""
-    logits = game.adv(z)
-    return F.cross_entropy(logits.reshape(-1, game.task.n_s), s.repeat(game.k),
-                           reduction="none").view(game.k, -1).sum(1)
+    return rows_xent(game.adv, game, z, s).sum(1)
 
 
 @torch.no_grad()
