@@ -116,12 +116,18 @@ class ImageAdversary(nn.Module):
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         if not self.standardise:
             return self.net(z)
-        sd = self.var.sqrt()
-        varies = sd > STD_FLOOR
-        if self.sd_floor > 0:
-            least = self.sd_floor * torch.nanmedian(torch.where(varies, sd, torch.nan), dim=-1, keepdim=True).values
-            sd = torch.maximum(sd, torch.nan_to_num(least, nan=0.0))
-        return self.net((z - self.mean) / torch.where(varies, sd, torch.ones_like(sd)))
+        return self.net((z - self.mean) / floored_scale(self.var.sqrt(), self.sd_floor))
+
+
+def floored_scale(sd: torch.Tensor, floor: float) -> torch.Tensor:
+    """Each pixel's divisor from its deviation ``sd`` (..., d): floored at ``floor`` times the median
+    deviation of the pixels that vary (> ``STD_FLOOR``) along the last axis (``floor`` 0: no floor); a
+    pixel that does not vary is divided by 1."""
+    varies = sd > STD_FLOOR
+    if floor > 0:
+        least = floor * torch.nanmedian(torch.where(varies, sd, torch.nan), dim=-1, keepdim=True).values
+        sd = torch.maximum(sd, torch.nan_to_num(least, nan=0.0))
+    return torch.where(varies, sd, torch.ones_like(sd))
 
 
 class ImageGame:

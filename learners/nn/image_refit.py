@@ -41,7 +41,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .core import check_loss, generator, init_module, seeds
-from .image_game import STD_FLOOR, ImageAdversary
+from .image_game import ImageAdversary, floored_scale
 
 #: the refit's stopping rule and batch size (the bench's fresh classifier's, bench/evaluators/classifier.py:
 #: patience 10 epochs, at most 200 with the learner's default ``adversary_epochs``, batches of 128, each pixel's deviation
@@ -210,10 +210,8 @@ def whitened_adversary(game: Any, z: torch.Tensor, seed: int) -> WhitenedAdversa
     inner = ImageAdversary(game.k, task.d_u, cfg["adv_hidden"], task.n_s, cfg["adv_activation"], False)
     inner = init_module(inner, generator(seed)).to(z.device)
     x = z.double()
-    mean, sd = x.mean(1, keepdim=True), x.std(1, unbiased=False, keepdim=True)
-    varies = sd > STD_FLOOR
-    least = REFIT["sd_floor"] * torch.nanmedian(torch.where(varies, sd, torch.nan), dim=-1, keepdim=True).values
-    scale = torch.where(varies, torch.maximum(sd, torch.nan_to_num(least, nan=0.0)), torch.ones_like(sd))
+    mean = x.mean(1, keepdim=True)
+    scale = floored_scale(x.std(1, unbiased=False, keepdim=True), float(REFIT["sd_floor"]))
     f = (x - mean) / scale
     e, v = torch.linalg.eigh(f.transpose(1, 2) @ f / max(x.shape[1] - 1, 1))
     floor = REFIT["eig_floor"] * e.median(dim=-1, keepdim=True).values.clamp_min(1e-12)

@@ -30,7 +30,7 @@ def test_mi_has_no_family_and_other_bounds_add_nothing():
     opt = optimum(MISMATCH, 3.0, "mi", "full", "certified")
     got = beside_fields(MISMATCH, "mi", "full", 3.0, 3.0, opt, lambda d: 0.0)
     assert got["family_bound"] is None and math.isnan(got["family_bound_at_budget"])
-    # theory/mixture/gmm_certified.csv, row binary-gmm-prior0.75-mu3-s02-s11, full, mi, D = 3 (recomputed 0a0db33)
+    # theory/mixture/gmm_certified.csv, row binary-gmm-prior0.75-mu3-s02-s11, full, mi, D = 3 (recomputed 2ccf139)
     assert got["optimum_lower_at_budget"] == pytest.approx(0.103342813)
     fam = optimum(MISMATCH, 3.0, "map", "full", "general")
     assert beside_fields(MISMATCH, "map", "full", 3.0, 3.0, fam, lambda d: 0.0) == {}
