@@ -6,8 +6,8 @@ the same commit draws the same examples.  Locally they stay random, which is how
 the property tests keep finding new cases (each such find is pinned with
 ``@example``).
 
-Workers: ``setup.cfg`` runs the suite on pytest-xdist workers (``-n auto --dist loadfile``: one
-per CPU this process may use, each test file on one worker).  A run with ``--benchmark-enable``
+Workers: ``setup.cfg`` runs the suite on pytest-xdist workers (``-n auto --dist loadfile``: xdist's
+own count, one per CPU, each test file on one worker).  A run with ``--benchmark-enable``
 gets no workers (:func:`pytest_xdist_auto_num_workers`), since timings taken while other workers
 share the cores would not be worth recording and pytest-benchmark disables itself under xdist.
 """
@@ -23,8 +23,8 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one worker per CPU this process may use; none (run in this process) for benchmarks."""
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: no workers (run in this process) for benchmarks; otherwise xdist's own count (None)."""
     if config.getoption("benchmark_enable", default=False):
         return 0
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return None
