@@ -32,6 +32,8 @@ attacker-linear, -mlp- gaussian / binary-gmm, only lower-     the attacker-misma
 sample-distortion      any mechanism               estimate   mean d(U, Z) over fresh samples
 fresh-classifier       labelled scenarios (no      lower-     map, mi, utility accuracies of
                          known optimum)              bound      fresh MLPs (labelled.py)
+fresh-classifier-      labelled scenarios          lower-     map, mi of S read by the utility
+  shared                                             bound      classifier (labelled.py)
 fresh-logloss          labelled ``logloss`` tasks  upper-     held-out cross-entropy of a fresh
                          (images)                    bound      classifier of U: >= H(U | Z)
                                                                 (heldout_logloss.py)

@@ -98,7 +98,8 @@ def credible(e: Evaluation) -> bool:
 
 
 #: Evaluators that look at the same features count as one when corroborating a headline.
-FAMILIES = {"fine-scale-binned": "fine-scale", "fine-scale-attacker": "fine-scale", "fine-scale-split": "fine-scale"}
+FAMILIES = {"fine-scale-binned": "fine-scale", "fine-scale-attacker": "fine-scale", "fine-scale-split": "fine-scale",
+            "fresh-classifier-shared": "fresh-classifier"}
 #: Families of lower bounds that read features no other evaluator reads (digits of Z below its spread): their
 #: lead over every other evaluator is a finding about the release (a hidden channel), flagged for a look.
 HIDDEN_CHANNEL = frozenset({"fine-scale"})

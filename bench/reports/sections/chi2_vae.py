@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..paper_tables import ci95, pm
 from ..render import Block
-from .labelled import evaluation_of, metric_of
+from .labelled import evaluation_of, evaluator_family, metric_of
 from .trust import EVALUATOR, LEAKAGE_IS, one_kind
 
 #: private-vae's privacy term -> the paper's row name.
@@ -61,7 +61,7 @@ def chi2_vae_frame(g: pd.DataFrame) -> pd.DataFrame:
                      "budget": float(r["budget"]), "rep": r["rep"], ACC: metric_of(r, "map"),
                      LOSS: -float(mlq) if mlq is not None else float("nan"),
                      MSE: float(r["distortion"]) / pixels if r.get("distortion_name") == "mse" else float("nan"),
-                     UTIL: metric_of(r, "utility"), "evaluator": str(e_map.get("evaluator", "")),
+                     UTIL: metric_of(r, "utility"), "evaluator": evaluator_family(e_map),
                      "kind": str(e_map.get("kind", ""))})
     return pd.DataFrame(rows)
 

@@ -9,6 +9,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privbench.datasets.errors import InputError
+
+from ...evaluators import headline
+from ...evaluators.evaluation import Evaluation
+from ...evaluators.headline import family
 from ..paper_tables import ci95, pm, row_evaluations
 from ..render import Block, png, setup_plots
 from .trust import EVALUATOR, LEAKAGE_IS, one_kind
@@ -27,11 +32,23 @@ def metric_of(row: pd.Series, metric: str) -> float:
 
 
 def evaluation_of(row: pd.Series, metric: str) -> dict[str, Any] | None:
-    """The first evaluation of ``metric`` in a row that is not a study's (None if none)."""
-    for e in row_evaluations(row):
-        if e.get("metric") == metric and not (e.get("detail") or {}).get("study"):
-            return e
-    return None
+    """The evaluation of ``metric`` in a row, not a study's, that the headline rule picks
+    (:func:`privbench.bench.evaluators.headline.headline`: an exact one, else the largest credible; e.g. the
+    larger of the two fresh classifiers' reads of S); the first where none is credible; None if none."""
+    mine = [e for e in row_evaluations(row) if e.get("metric") == metric and not (e.get("detail") or {}).get("study")]
+    if len(mine) < 2:
+        return mine[0] if mine else None
+    objs = [Evaluation(**e) for e in mine]
+    try:
+        return mine[objs.index(headline(objs, metric))]
+    except InputError:
+        return mine[0]
+
+
+def evaluator_family(e: dict[str, Any]) -> str:
+    """The family of an evaluation's evaluator (:func:`privbench.bench.evaluators.headline.family`): the
+    two fresh classifiers that read S are one evaluator in the tables."""
+    return family(str(e.get("evaluator", "")))
 
 
 def labelled_frame(g: pd.DataFrame) -> pd.DataFrame:
@@ -42,7 +59,7 @@ def labelled_frame(g: pd.DataFrame) -> pd.DataFrame:
         e = evaluation_of(r, "map") or {}
         row = {"learner": r["learner"], "budget": r["budget"], "rep": r["rep"], "distortion": r["distortion"],
                "S accuracy": metric_of(r, "map"), "MI bound": metric_of(r, "mi"),
-               "evaluator": str(e.get("evaluator", "")), "kind": str(e.get("kind", ""))}
+               "evaluator": evaluator_family(e), "kind": str(e.get("kind", ""))}
         row.update({f"acc {k}": v for k, v in utility_of(r).items()})
         rows.append(row)
     return pd.DataFrame(rows)
