@@ -25,6 +25,25 @@ def _row(learner: str, params: dict, budget: float, rep: int, acc: float, mean_l
                 rep=rep, distortion=mse_sum, distortion_name="mse", evaluations=json.dumps(evs))
 
 
+def test_rows_read_by_the_utility_classifier_keep_their_mse_and_report_the_larger_read():
+    """Where the utility classifier's read of S is the headline (it keeps no preview), the table still
+    finds the image shape for the per-pixel MSE, and shows the larger read and its loss."""
+    from privbench.bench.reports.sections.chi2_vae import ACC, LOSS, MSE, chi2_vae_frame
+
+    r = _row("private-vae", {"privacy": "gap"}, 80.0, 0, 0.74, -0.50, 784 * 0.025, 0.84)
+    evs = json.loads(r["evaluations"])
+    for e in evs:
+        e["stderr"] = 0.01
+    evs += [{"metric": "map", "value": 0.76, "evaluator": "fresh-classifier-shared", "kind": "lower-bound",
+             "stderr": 0.01, "detail": {"majority": 0.51}},
+            {"metric": "mi", "value": 0.69 - 0.45, "evaluator": "fresh-classifier-shared", "kind": "lower-bound",
+             "stderr": 0.01, "detail": {"mean_log_q": -0.45}}]
+    r["evaluations"] = json.dumps(evs)
+    f = chi2_vae_frame(pd.DataFrame([r]))
+    assert f[ACC].iloc[0] == 0.76 and f[LOSS].iloc[0] == pytest.approx(0.45)
+    assert f[MSE].iloc[0] == pytest.approx(0.025) and f["evaluator"].iloc[0] == "fresh-classifier"
+
+
 def test_table_shows_attack_accuracy_loss_per_pixel_mse_and_utility_beside_tables_1_and_2():
     g = pd.DataFrame([
         _row("private-vae", {"privacy": "none"}, 0.0, 0, 0.94, -0.20, 784 * 0.02, 0.95),

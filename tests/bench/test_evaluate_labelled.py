@@ -74,6 +74,8 @@ def test_utility_classifier_reads_s_as_a_second_attacker(identity_evals):
     assert shared_map.stderr == pytest.approx(math.sqrt(shared_map.value * (1 - shared_map.value) / 359))
     assert 1.0 < shared_mi.value < math.log(10) + 3 * shared_mi.stderr
     assert shared_mi.detail["h_s"] == by[("mi", "fresh-classifier")].detail["h_s"]
+    assert by[("mi", "fresh-classifier")].detail["note"].startswith("H(S) + mean log Q(S|Z)")
+    assert by[("map", "fresh-classifier")].detail["note"].startswith("held-out accuracy")
     for metric in ("map", "mi"):
         top = headline(identity_evals, metric).value
         assert top >= by[(metric, "fresh-classifier")].value and top >= by[(metric, "fresh-classifier-shared")].value

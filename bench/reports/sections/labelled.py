@@ -4,6 +4,7 @@ accuracies per label, sample releases, the generative filter's Table 1 and the t
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,9 @@ def evaluation_of(row: pd.Series, metric: str) -> dict[str, Any] | None:
     mine = [e for e in row_evaluations(row) if e.get("metric") == metric and not (e.get("detail") or {}).get("study")]
     if len(mine) < 2:
         return mine[0] if mine else None
-    objs = [Evaluation(**e) for e in mine]
+    objs = [Evaluation(metric=metric, value=float(e.get("value", math.nan)), evaluator=str(e.get("evaluator", "")),
+                       kind=str(e.get("kind", "")), stderr=float(e.get("stderr", math.nan)), detail=e.get("detail") or {})
+            for e in mine]
     try:
         return mine[objs.index(headline(objs, metric))]
     except InputError:
