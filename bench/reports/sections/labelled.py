@@ -39,9 +39,7 @@ def evaluation_of(row: pd.Series, metric: str) -> dict[str, Any] | None:
     mine = [e for e in row_evaluations(row) if e.get("metric") == metric and not (e.get("detail") or {}).get("study")]
     if len(mine) < 2:
         return mine[0] if mine else None
-    objs = [Evaluation(metric=metric, value=float(e.get("value", math.nan)), evaluator=str(e.get("evaluator", "")),
-                       kind=str(e.get("kind", "")), stderr=float(e.get("stderr", math.nan)), detail=e.get("detail") or {})
-            for e in mine]
+    objs = [Evaluation.from_dict({"evaluator": "", "kind": "", "stderr": math.nan, "detail": {}, **e}) for e in mine]
     try:
         return mine[objs.index(headline(objs, metric))]
     except InputError:
