@@ -80,9 +80,11 @@ def labelled_blocks(name: str, g: pd.DataFrame, ref: dict[str, Any]) -> list[Blo
     majority_s = first_detail(g, "map", "majority")
     out = [Block("h3", "Attacker and utility accuracy (fresh classifiers on releases; mean ± 95% CI over seeds)",
                  toc=True),
-           Block("p", "S accuracy: a classifier trained from scratch on releases of the training partition, "
-                      "scored on releases of held-out data; MI bound: H(S) + mean log Q(S|Z) of that classifier "
-                      "(nats, a lower bound); acc X: the same kind of classifier for label X. One row per "
+           Block("p", "S accuracy: classifiers trained from scratch on releases of the training partition, "
+                      "scored on releases of held-out data; S is read by two of them (one for S alone, one for "
+                      "every label through a shared hidden layer) and each row takes the larger read; MI bound: "
+                      "H(S) + mean log Q(S|Z), the larger of the two classifiers' "
+                      "(nats, a lower bound); acc X: the shared classifier's accuracy for label X. One row per "
                       "evaluator of the S accuracy (its name and what its number is in the evaluator and "
                       "leakage-is columns). "
                       "Majority-class "
