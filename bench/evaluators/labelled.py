@@ -212,12 +212,11 @@ def s_readings(lq: np.ndarray, s_te: np.ndarray, prior: np.ndarray, evaluator: s
     with np.errstate(divide="ignore"):
         diff = lq[np.arange(n_te), s_te] - np.log(prior)[s_te]
     h_s = float(-(xlogy(prior, prior)).sum())
-    note = mi_detail.get("note", map_detail.get("note"))
-    mi_detail = {k: v for k, v in mi_detail.items() if k != "note"}
-    mi_detail.update(h_s=h_s, mean_log_q=float(lq[np.arange(n_te), s_te].mean()), note=note)
+    rest = {k: v for k, v in mi_detail.items() if k != "note"}
     return [make_evaluation("map", acc, evaluator, "lower-bound", math.sqrt(acc * (1 - acc) / n_te), **map_detail),
-            make_evaluation("mi", float(diff.mean()), evaluator, "lower-bound",
-                            float(diff.std(ddof=1) / math.sqrt(n_te)), **mi_detail)]
+            make_evaluation("mi", float(diff.mean()), evaluator, "lower-bound", float(diff.std(ddof=1) / math.sqrt(n_te)),
+                            **rest, h_s=h_s, mean_log_q=float(lq[np.arange(n_te), s_te].mean()),
+                            note=mi_detail.get("note"))]
 
 
 def fitting_releases(mech: Any, task: Any, w: np.ndarray, z: np.ndarray, entropy: list[int]

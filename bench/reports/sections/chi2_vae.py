@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..paper_tables import ci95, pm, row_evaluations
+from ..paper_tables import ci95, pm
 from ..render import Block
-from .labelled import evaluation_of, evaluator_family, metric_of
+from .labelled import evaluation_of, evaluator_family, metric_of, preview_of
 from .trust import EVALUATOR, LEAKAGE_IS, one_kind
 
 #: private-vae's privacy term -> the paper's row name.
@@ -50,22 +50,12 @@ def model_name(learner: str, params: Any, budget: float) -> str:
     return {"identity": "raw data (identity)", "constant": "constant release"}.get(base, f"{base} budget={budget:g}")
 
 
-def image_shape(row: pd.Series) -> Any:
-    """The release's image shape, from whichever evaluation of the row keeps the preview (the privacy
-    classifier's map; the headline may be the utility classifier's read, which keeps none)."""
-    for e in row_evaluations(row):
-        shape = ((e.get("detail") or {}).get("preview") or {}).get("shape")
-        if shape:
-            return shape
-    return None
-
-
 def chi2_vae_frame(g: pd.DataFrame) -> pd.DataFrame:
     """Per ok row: model, budget, rep, attack accuracy and loss, per-pixel MSE, utility accuracy, evaluator, kind."""
     rows = []
     for _, r in g[g["status"] == "ok"].iterrows():
         e_map, e_mi = evaluation_of(r, "map") or {}, evaluation_of(r, "mi") or {}
-        shape = image_shape(r)
+        shape = (preview_of(r) or {}).get("shape")
         pixels = float(np.prod(shape)) if shape else float("nan")
         mlq = (e_mi.get("detail") or {}).get("mean_log_q")
         rows.append({"model": model_name(r["learner"], r.get("learner_params"), float(r["budget"])),

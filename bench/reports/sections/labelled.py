@@ -46,6 +46,16 @@ def evaluation_of(row: pd.Series, metric: str) -> dict[str, Any] | None:
         return mine[0]
 
 
+def preview_of(row: pd.Series) -> dict[str, Any] | None:
+    """The stored release preview of a row (``detail["preview"]`` of the privacy classifier's ``map``; the
+    headline may be another evaluation, which keeps none); None if none."""
+    for e in row_evaluations(row):
+        pv = (e.get("detail") or {}).get("preview")
+        if pv:
+            return pv
+    return None
+
+
 def evaluator_family(e: dict[str, Any]) -> str:
     """The family of an evaluation's evaluator (:func:`privbench.bench.evaluators.headline.family`): the
     two fresh classifiers that read S are one evaluator in the tables."""
@@ -138,16 +148,14 @@ def preview_figure(g: pd.DataFrame) -> bytes | None:
     rows: list[tuple[str, np.ndarray]] = []
     shape, first_rows = None, None
     for (lr, b), h in ok.groupby(["learner", "budget"], sort=True):
-        for e in row_evaluations(h.iloc[0]):
-            pv = (e.get("detail") or {}).get("preview")
-            if pv and pv.get("images"):
-                shape = tuple(pv["shape"])
-                first_rows = first_rows or pv.get("heldout_rows")
-                imgs = np.asarray(pv["images"], dtype=float)
-                same = [r for r in rows if r[0].split("\n")[0] == lr and np.array_equal(r[1], imgs)]
-                if not same:  # a release that does not depend on the budget (identity) is shown once
-                    rows.append((f"{lr}\nb={b:g}", imgs))
-                break
+        pv = preview_of(h.iloc[0])
+        if pv and pv.get("images"):
+            shape = tuple(pv["shape"])
+            first_rows = first_rows or pv.get("heldout_rows")
+            imgs = np.asarray(pv["images"], dtype=float)
+            same = [r for r in rows if r[0].split("\n")[0] == lr and np.array_equal(r[1], imgs)]
+            if not same:  # a release that does not depend on the budget (identity) is shown once
+                rows.append((f"{lr}\nb={b:g}", imgs))
     if not rows or shape is None:
         return None
     try:
