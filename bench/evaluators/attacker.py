@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
+from .flat_adam import FlatAdam
+
 
 def normal_scores(z: np.ndarray, n_fit: int) -> np.ndarray:
     """Phi^-1 of each column's empirical CDF (mid-ranks) on the first n_fit rows, shape (n, d)."""
@@ -276,7 +278,7 @@ def train_attacker(model: AttackerModel, n_fit: int, n_tr: int) -> tuple[int, bo
     import torch
 
     params = model.params
-    opt = torch.optim.Adam(params, lr=ATTACKER["lr"])
+    opt = FlatAdam(params, ATTACKER["lr"])
     fit, val = slice(0, n_fit), slice(n_fit, n_tr)
     credible, best_step, history, step = True, 0, [], 0
     with torch.no_grad():
@@ -285,13 +287,11 @@ def train_attacker(model: AttackerModel, n_fit: int, n_tr: int) -> tuple[int, bo
     start = best = [p.detach().clone() for p in params]
     pinned = ATTACKER["determined_nats"] * model.n_out if model.white is not None else math.inf
     for step in range(1, ATTACKER["max_steps"] + 1 if best_val <= pinned else 0):
-        opt.zero_grad()
         loss = -model.member_log_q(fit).mean(0).sum()  # each member on its own likelihood
         if not bool(torch.isfinite(loss)):
             credible = False
             break
-        loss.backward()
-        opt.step()
+        opt.step(loss)
         if step % ATTACKER["check_every"] == 0:
             with torch.no_grad():
                 v = float(model.log_q(val).mean())

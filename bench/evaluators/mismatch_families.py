@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from .flat_adam import FlatAdam
+
 MAX_N_TRAIN = 10000
 MAX_N_TEST = 10000
 PROB_FLOOR = 1e-6
@@ -129,7 +131,7 @@ def attack_mlp_wide(z_tr: np.ndarray, s_tr: np.ndarray, z_te: np.ndarray, s_te: 
         m, v = out[:, :d_s], out[:, d_s:].clamp(min=hp["log_var_min"], max=10.0)
         return (-0.5 * ((y - m) ** 2 * torch.exp(-v) + v).sum(1) - 0.5 * d_s * math.log(2 * math.pi))
 
-    opt = torch.optim.Adam(net.parameters(), lr=hp["lr"])
+    opt = FlatAdam(list(net.parameters()), hp["lr"])
     best = [p.detach().clone() for p in net.parameters()]
     with torch.no_grad():
         best_val = float(log_q(X[n_fit:], Y[n_fit:]).mean()) if n_fit < n_tr else -math.inf
@@ -142,9 +144,7 @@ def attack_mlp_wide(z_tr: np.ndarray, s_tr: np.ndarray, z_te: np.ndarray, s_te: 
             loss = -log_q(X[idx], Y[idx]).mean()
             if not bool(torch.isfinite(loss)):
                 break
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+            opt.step(loss)
         with torch.no_grad():
             v = float(log_q(X[n_fit:], Y[n_fit:]).mean()) if n_fit < n_tr else -math.inf
         if v > best_val:

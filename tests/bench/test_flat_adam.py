@@ -1,0 +1,63 @@
+"""FlatAdam gives torch.optim.Adam's parameters bit for bit (the fresh classifier's numbers rest on it)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from privbench.bench.evaluators.flat_adam import FlatAdam  # noqa: E402
+
+
+def _problem(d_in: int, hidden: int, heads: tuple[int, ...], seed: int):
+    g = torch.Generator().manual_seed(seed)
+    layers = [torch.nn.Linear(d_in, hidden)] + [torch.nn.Linear(hidden, k) for k in heads]
+    with torch.no_grad():
+        for layer in layers:
+            for p in layer.parameters():
+                p.copy_(torch.randn(p.shape, generator=g) * 0.3)
+    x = torch.randn(64, d_in, generator=g)
+    ys = [torch.randint(0, k, (64,), generator=g) for k in heads]
+
+    def loss(batch: int):
+        idx = torch.arange(batch * 8, batch * 8 + 32) % 64
+        h = torch.relu(layers[0](x[idx]))
+        return sum(torch.nn.functional.cross_entropy(layer(h), y[idx]) for layer, y in zip(layers[1:], ys))
+
+    return layers, loss
+
+
+@pytest.mark.parametrize("d_in,hidden,heads,lr", [(7, 128, (3,), 1e-3), (2, 128, (2, 2), 1e-3),
+                                                    (33, 17, (10, 2, 5), 3e-2), (0, 8, (2,), 1e-3)])
+def test_flat_adam_matches_torch_adam_bit_for_bit(d_in, hidden, heads, lr):
+    ref_layers, ref_loss = _problem(d_in, hidden, heads, seed=d_in + hidden)
+    new_layers, new_loss = _problem(d_in, hidden, heads, seed=d_in + hidden)
+    ref_params = [p for layer in ref_layers for p in layer.parameters()]
+    new_params = [p for layer in new_layers for p in layer.parameters()]
+    ref = torch.optim.Adam(ref_params, lr=lr)
+    new = FlatAdam(new_params, lr)
+    for step in range(60):
+        ref.zero_grad()
+        ref_loss(step).backward()
+        ref.step()
+        new.step(new_loss(step))
+    moved = False
+    for a, b, start in zip(ref_params, new_params, [p for layer in _problem(d_in, hidden, heads, d_in + hidden)[0]
+                                                      for p in layer.parameters()]):
+        assert a.shape == b.shape
+        assert torch.equal(a.detach(), b.detach())
+        moved |= bool((a.detach() != start.detach()).any())
+    assert moved or d_in == 0
+
+
+def test_parameters_become_views_of_one_buffer_with_their_values():
+    layers, _ = _problem(4, 6, (3,), seed=1)
+    params = [p for layer in layers for p in layer.parameters()]
+    before = [p.detach().clone() for p in params]
+    opt = FlatAdam(params, 1e-3)
+    assert opt.flat.numel() == sum(p.numel() for p in params)
+    for p, b in zip(params, before):
+        assert torch.equal(p.detach(), b)
+    with torch.no_grad():
+        opt.flat.zero_()
+    assert all(float(p.detach().abs().sum()) == 0.0 for p in params)
