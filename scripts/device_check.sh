@@ -3,6 +3,7 @@
 # the CUDA tests, the paper suite's smoke on cuda, and the learners' 20-budget curve benchmark on cuda.
 #
 #   bash scripts/device_check.sh            # from the repository root; OUT (default /tmp/device-check) gets the logs
+#   BENCH=0 bash scripts/device_check.sh    # the same without the curve benchmark (the longest step)
 #
 # privbench is installed editable without its dependencies (torch stays the machine's own).  Where the machine
 # cannot reach a package index, bring the missing pure dependencies as wheels in .whl/ (git-ignored); on a
@@ -41,6 +42,7 @@ df = pd.concat(pd.read_parquet(p) for p in glob.glob("/tmp/device-smoke/records/
 print(len(df), "rows;", df["status"].value_counts().to_dict(), "devices:", df["device"].value_counts().to_dict())
 df.to_parquet(sys.argv[1] + "/smoke_records.parquet")
 PY
+[ "${BENCH:-1}" = 1 ] || { echo "bench skipped (BENCH=0); total $(( $(date +%s) - t0 )) s"; exit 0; }
 t3=$(date +%s)
 timeout 240 python3 -m pytest -q -p no:cacheprovider -n 0 tests/benchmarks/test_bench_learners_device.py \
   --benchmark-enable -s -k cuda 2>&1 | grep -E "curve:|passed|failed|Error" | tee "$OUT/bench_cuda.log"
