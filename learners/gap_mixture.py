@@ -35,6 +35,7 @@ from privbench.datasets.tasks import Task
 from .base import Learner, Mechanism, check_choice
 from .mechanisms import MixtureShift
 from .nn.core import ADVERSARY_CHECK_N, check_loss, cosine_lr, generator, seeds, to_tensor, torch_threads
+from .nn.flat_adam import adam
 from .nn.sweep import SweepMLP, init_members
 from .registry import register
 from .serves import Serves
@@ -215,8 +216,8 @@ def _train(sets: MixtureSets, task: Task, budgets: np.ndarray, hp: dict[str, Any
     adv = SweepMLP(len(delta), [1, *hp["hidden"], 1], "leaky_relu")
     init_members(adv, sets.adv_gens)
     adv.to(device)
-    opt_p = torch.optim.Adam([theta], lr=hp["lr"], foreach=True)
-    opt_a = torch.optim.Adam(adv.parameters(), lr=hp["adversary_lr"], foreach=True)
+    opt_p = adam([theta], hp["lr"], foreach=True)  # FlatAdam on the CPU (same numbers)
+    opt_a = adam(list(adv.parameters()), hp["adversary_lr"], foreach=True)
     lam, rho = torch.zeros(len(delta), device=device), float(hp["penalty"])
     bs = min(int(hp["batch_size"]), n)
     n_batches = max(n // bs, 1)

@@ -12,8 +12,6 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from .flat_adam import FlatAdam
-
 
 def normal_scores(z: np.ndarray, n_fit: int) -> np.ndarray:
     """Phi^-1 of each column's empirical CDF (mid-ranks) on the first n_fit rows, shape (n, d)."""
@@ -276,6 +274,8 @@ def train_attacker(model: AttackerModel, n_fit: int, n_tr: int) -> tuple[int, bo
     """Full-batch Adam until the validation loss stops improving (:func:`converged`); keeps the start
     unless the trained network's validation gain is significant.  Returns (best step, credible, steps run)."""
     import torch
+
+    from privbench.learners.nn.flat_adam import FlatAdam
 
     params = model.params
     opt = FlatAdam(params, ATTACKER["lr"])

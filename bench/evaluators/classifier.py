@@ -6,10 +6,9 @@ deviation above :data:`VARIES`, 1e-6; the others are no input: the network could
 from them, and their values on other rows only met untrained weights), standardised with the
 fitting rows' mean and standard deviation, each column's deviation floored at ``sd_floor`` (0.1)
 times the median deviation of the varying columns; one hidden layer of 128 ReLU units
-and one softmax head per label; Adam (lr 1e-3; :class:`.flat_adam.FlatAdam`, torch's Adam bit for bit),
-mini-batches of 128; 15% of the
-training releases held back for early stopping (best summed validation
-cross-entropy, patience 10 epochs, at most 200 epochs); float32, seeded init and
+and one softmax head per label; Adam (lr 1e-3; :class:`~privbench.learners.nn.flat_adam.FlatAdam`,
+torch's Adam bit for bit), mini-batches of 128; 15% of the training releases held back for early
+stopping (best summed validation cross-entropy, patience 10 epochs, at most 200 epochs); float32, seeded init and
 batch order, one torch thread.
 
 Two inputs (:data:`CLASSIFIER` ``inputs``).  Two such networks are trained on the same rows, split
@@ -182,7 +181,7 @@ def train_mlp(features: np.ndarray, labels: dict[str, np.ndarray], n_classes: di
 
     from privbench.learners.nn import generator, init_module, torch_threads
 
-    from .flat_adam import FlatAdam
+    from privbench.learners.nn.flat_adam import FlatAdam
 
     names = list(n_classes)
     with torch_threads(1):

@@ -11,8 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from .flat_adam import FlatAdam
-
 MAX_N_TRAIN = 10000
 MAX_N_TEST = 10000
 PROB_FLOOR = 1e-6
@@ -99,6 +97,7 @@ def attack_mlp_wide(z_tr: np.ndarray, s_tr: np.ndarray, z_te: np.ndarray, s_te: 
     from torch import nn
 
     from privbench.learners.nn import generator, init_module
+    from privbench.learners.nn.flat_adam import FlatAdam
 
     hp = MLP_WIDE
     x_tr, x_te = standardise(z_tr, z_te)

@@ -23,6 +23,7 @@ from privbench.datasets.tasks import Task
 from .adversary import Whitener, adversary_outputs, build_adversary, log_q
 from .bundle import Bundle, Streams
 from .core import ADVERSARY_CHECK_N, check_loss, cosine_lr, generator, to_tensor
+from .flat_adam import adam
 from .leakage import gaussian_mi, noise_baseline_mi
 from .release import SweepRelease, build_release
 from .sweep import init_members
@@ -70,8 +71,8 @@ class _Game:
         self.mech.to(device)
         self.adv.to(device)
         self.mech_params, self.adv_params = list(self.mech.parameters()), list(self.adv.parameters())
-        self.opt_m = torch.optim.Adam(self.mech_params, lr=hp["lr"], foreach=True)
-        self.opt_a = torch.optim.Adam(self.adv_params, lr=hp["adversary_lr"], foreach=True)
+        self.opt_m = adam(self.mech_params, hp["lr"], foreach=True)  # FlatAdam on the CPU (same numbers)
+        self.opt_a = adam(self.adv_params, hp["adversary_lr"], foreach=True)
         self.simultaneous = int(hp["adversary_steps"]) == 0
         u_var = [float((d.u_std ** 2).mean()) for d in data.datas]
         self.whiten = Whitener(self.k, u_var[0] if len(u_var) == 1 else member_column(data, u_var)) \

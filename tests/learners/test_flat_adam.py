@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from privbench.bench.evaluators.flat_adam import FlatAdam  # noqa: E402
+from privbench.learners.nn.flat_adam import FlatAdam  # noqa: E402
 
 
 def _problem(d_in: int, hidden: int, heads: tuple[int, ...], seed: int):
@@ -61,3 +61,29 @@ def test_parameters_become_views_of_one_buffer_with_their_values():
     with torch.no_grad():
         opt.flat.zero_()
     assert all(float(p.detach().abs().sum()) == 0.0 for p in params)
+
+
+def test_backward_then_step_with_a_schedule_matches_torch_foreach_adam():
+    """The learners' use: ``zero_grad(); loss.backward(); step()`` with ``cosine_lr`` setting the rate."""
+    from privbench.learners.nn.core import cosine_lr
+    from privbench.learners.nn.flat_adam import adam
+
+    ref_layers, ref_loss = _problem(5, 16, (3, 2), seed=7)
+    new_layers, new_loss = _problem(5, 16, (3, 2), seed=7)
+    ref_params = [p for layer in ref_layers for p in layer.parameters()]
+    new_params = [p for layer in new_layers for p in layer.parameters()]
+    ref = torch.optim.Adam(ref_params, lr=0.01, foreach=True)
+    new = adam(new_params, 0.01, foreach=True)
+    assert isinstance(new, FlatAdam)
+    for step in range(40):
+        for opt, loss in ((ref, ref_loss), (new, new_loss)):
+            cosine_lr(((opt, 0.01),), step, 40)
+            opt.zero_grad(set_to_none=True)
+            loss(step).backward()
+            opt.step()
+    assert all(torch.equal(a.detach(), b.detach()) for a, b in zip(ref_params, new_params))
+    assert all(p.grad is not None for p in new_params)
+    new.zero_grad(set_to_none=True)
+    assert all(p.grad is None for p in new_params)
+    with pytest.raises(RuntimeError, match="no gradient"):
+        new.step()
