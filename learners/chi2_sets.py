@@ -20,6 +20,7 @@ from privbench.datasets.tasks import Task
 
 from .nn.chi2 import Critic
 from .nn.core import ADVERSARY_CHECK_N, check_loss, generator, init_module, seeds, to_tensor
+from .nn.flat_adam import adam
 from .nn.sweep import SweepMLP, stack_sweeps, sweep_slice
 
 
@@ -104,8 +105,8 @@ def train_distortion_sanitizers(sets: Chi2Sets, task: Task, budgets: np.ndarray,
     bud = torch.as_tensor(all_b, dtype=torch.float32, device=device)
     gen_params = list(h.parameters())
     util_params = list(f.parameters()) if f is not None else []
-    opt_g = torch.optim.Adam(gen_params + util_params, lr=hp["lr"])
-    opt_c = torch.optim.Adam(critic.net.parameters(), lr=hp["critic_lr"])
+    opt_g = adam(gen_params + util_params, hp["lr"])
+    opt_c = adam(list(critic.net.parameters()), hp["critic_lr"])
     bs = min(hp["batch_size"], n)
 
     def forward(idx: torch.Tensor, noise: torch.Tensor, a: torch.Tensor | None = None

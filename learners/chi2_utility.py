@@ -28,6 +28,7 @@ from privbench.datasets.tasks import Task
 from .chi2_sets import Chi2Sets
 from .nn.chi2 import Critic
 from .nn.core import ADVERSARY_CHECK_N, check_loss, init_module
+from .nn.flat_adam import adam
 from .nn.sweep import SweepMLP, stack_sweeps, sweep_slice
 from .nn.utility import UtilityHeads, utility_targets
 
@@ -54,9 +55,9 @@ def train_utility_sanitizers(sets: Chi2Sets, task: Task, etas: np.ndarray, d_n: 
     targets = {name: torch.stack([t[name] for t in per_set]) for name in per_set[0]}  # (sets, n) each
     floor = torch.as_tensor(np.sqrt(np.maximum(np.tile(etas, sets.sets), 0.0)), dtype=torch.float32, device=device)
     amp = sets.members(torch.as_tensor(amplitudes, dtype=torch.float32, device=device))[:, None, None]
-    opt_h = torch.optim.Adam(h.parameters(), lr=hp["lr"])
-    opt_t = torch.optim.Adam(tau.parameters(), lr=hp["critic_lr"])
-    opt_c = torch.optim.Adam(critic.net.parameters(), lr=hp["critic_lr"])
+    opt_h = adam(list(h.parameters()), hp["lr"])
+    opt_t = adam(list(tau.parameters()), hp["critic_lr"])
+    opt_c = adam(list(critic.net.parameters()), hp["critic_lr"])
     bs = min(hp["batch_size"], n)
 
     def release(idx: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:

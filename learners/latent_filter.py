@@ -64,6 +64,7 @@ from privbench.datasets.tasks import Task
 from .base import Learner, Mechanism, check_budgets, check_choice
 from .latent_filter_mechanism import LatentFilterMechanism
 from .nn.core import check_loss, generator, resolve_device, seeds, torch_threads
+from .nn.flat_adam import adam
 from .nn.latent_game import (adversary_loss, filter_divergence, final_adversary, latent_tensors, project_filters,
                              utility_loss)
 from .nn.filter_sets import FilterSets, member_block, start_sweep
@@ -317,7 +318,7 @@ class LatentFilter(Learner):
             return lambda zt, idx: utility_loss(sets.decode(zt), sets.rows(sets.ut, idx), sets.cfg)
         per_set = [utility_targets(s.utility, task.utility_classes, device) for s in samples_list]
         targets = {name: torch.stack([t[name] for t in per_set]) for name in per_set[0]}
-        opt = torch.optim.Adam(nu.parameters(), lr=hp["lr"])
+        opt = adam(list(nu.parameters()), hp["lr"])
 
         def term(zt: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
             batch = {name: sets.rows(y, idx) for name, y in targets.items()}
@@ -341,8 +342,8 @@ class LatentFilter(Learner):
         n_out = task.n_s if label else task.d_s
         gamma, adv, nu = start_sweep(hp, task, k, (d_z, d_n, d_f), n_out, [s[0] for s in sd],
                                      self.formulation == "utility", device)
-        opt_f = torch.optim.Adam([gamma], lr=hp["lr"])
-        opt_a = torch.optim.Adam(adv.parameters(), lr=hp["lr"])
+        opt_f = adam([gamma], hp["lr"])
+        opt_a = adam(list(adv.parameters()), hp["lr"])
         bud = torch.as_tensor(np.tile(budgets, len(aes)), dtype=torch.float32, device=device)
         bs, steps = min(hp["batch_size"], sets.n), hp["filter_steps"]
         utility_term = self._utility_term(hp, sets, nu, samples_list, task, device)

@@ -278,7 +278,7 @@ def train_attacker(model: AttackerModel, n_fit: int, n_tr: int) -> tuple[int, bo
     from privbench.learners.nn.flat_adam import FlatAdam
 
     params = model.params
-    opt = FlatAdam(params, ATTACKER["lr"])
+    opt = FlatAdam(params, ATTACKER["lr"], shared=True)  # the attacker is the bench's own
     fit, val = slice(0, n_fit), slice(n_fit, n_tr)
     credible, best_step, history, step = True, 0, [], 0
     with torch.no_grad():

@@ -193,7 +193,7 @@ def train_mlp(features: np.ndarray, labels: dict[str, np.ndarray], n_classes: di
         net = init_module(nn.ModuleDict({"trunk": trunk, "heads": heads}), g)
         X = torch.as_tensor(features, dtype=torch.float32)
         Y = [torch.as_tensor(np.asarray(labels[k], dtype=np.int64)) for k in names]
-        opt = FlatAdam(list(net.parameters()), cfg["lr"])
+        opt = FlatAdam(list(net.parameters()), cfg["lr"], shared=True)
         layers = [(trunk[0].weight, trunk[0].bias)] + [(heads[k].weight, heads[k].bias) for k in names]
         fit_t, val_t, size = torch.as_tensor(fit), torch.as_tensor(val), cfg["batch_size"]
 

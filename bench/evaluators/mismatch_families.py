@@ -130,7 +130,7 @@ def attack_mlp_wide(z_tr: np.ndarray, s_tr: np.ndarray, z_te: np.ndarray, s_te: 
         m, v = out[:, :d_s], out[:, d_s:].clamp(min=hp["log_var_min"], max=10.0)
         return (-0.5 * ((y - m) ** 2 * torch.exp(-v) + v).sum(1) - 0.5 * d_s * math.log(2 * math.pi))
 
-    opt = FlatAdam(list(net.parameters()), hp["lr"])
+    opt = FlatAdam(list(net.parameters()), hp["lr"], shared=True)
     best = [p.detach().clone() for p in net.parameters()]
     with torch.no_grad():
         best_val = float(log_q(X[n_fit:], Y[n_fit:]).mean()) if n_fit < n_tr else -math.inf

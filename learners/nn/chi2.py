@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from .core import check_loss, generator, init_module, to_tensor, torch_threads
+from .flat_adam import adam
 from .sweep import SweepMLP, stack_sweeps
 
 
@@ -104,7 +105,7 @@ def estimate_chi2(s: Any, z: Any, n_s: int | None = None, steps: int = 1500, hid
         st = to_tensor((sa - sa.mean(0)) / np.maximum(sa.std(0), 1e-12), dev)
         p_s = None
         critic = Critic(1, z.shape[1], sa.shape[1], None, hidden, layers, gen, dev, z_mean, z_std)
-    opt = torch.optim.Adam(critic.net.parameters(), lr=lr)
+    opt = adam(list(critic.net.parameters()), lr)
     with torch_threads(1):
         for step in range(steps):
             idx = torch.as_tensor(rng.integers(0, len(z), min(batch_size, len(z))))

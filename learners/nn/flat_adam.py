@@ -5,10 +5,10 @@ where every parameter is a CPU tensor of one dtype, else torch's own (a GPU's Ad
 
 Why (2026-11-27): a fresh classifier of 128 hidden units trains on mini-batches of 128, so on
 low-dimensional releases a step is mostly Python overhead, and ``torch.optim.Adam.step`` (its hooks,
-profiler scopes and one loop iteration per parameter) was a quarter of it.  Here every parameter is a
-view into one flat tensor, so a step is one ``cat`` of the gradients and five elementwise operations
-on the flat buffer: the same operations, in the same order, as ``torch.optim.adam._single_tensor_adam``
-performs per parameter.  ``tests/learners/test_flat_adam.py`` compares the two bit for bit.
+profiler scopes and one loop iteration per parameter) was a quarter of it.  Here a step gathers the
+gradients and the parameters into flat tensors, applies five elementwise operations there (the same
+operations, in the same order, as ``torch.optim.adam._single_tensor_adam`` performs per parameter)
+and copies the parameters back.  ``tests/learners/test_flat_adam.py`` compares the two bit for bit.
 Used by the bench's fresh classifier, post-hoc attacker and mismatch MLPs, and by the learners'
 CPU training loops where an optimizer step was a large share of a step (the continuous PPAN game,
 GAP's mixture privatizer).
@@ -23,28 +23,38 @@ EPS = 1e-8
 
 
 class FlatAdam:
-    """Adam over ``params`` (a list of leaf tensors, made views of one flat buffer in place).
+    """Adam over ``params`` (a list of leaf tensors of one dtype on the CPU).
+
+    By default each step gathers the parameters and their gradients into flat buffers (so a parameter
+    changed between steps is read as it is), updates them there and copies the new values back: every
+    parameter keeps its own storage (nothing saved or moved later sees a shared buffer).  With
+    ``shared=True`` the parameters become views of one flat buffer instead (no gathering or copying:
+    for a network its caller keeps to itself, such as the bench's fresh classifier, whose first layer
+    on an image release has 100,000 weights).
 
     Parameters
     ----------
-    params : list of torch.nn.Parameter
-        Their storage is replaced by views of one flat buffer with the same values.
+    params : list of torch.Tensor
     lr : float
+    shared : bool
     """
 
-    def __init__(self, params: list[Any], lr: float) -> None:
+    def __init__(self, params: list[Any], lr: float, shared: bool = False) -> None:
         import torch
 
         self.params, self.step_count = list(params), 0
         self.param_groups = [{"lr": float(lr)}]  # as torch's optimizers: a schedule may set it
-        self.flat = torch.cat([p.detach().reshape(-1) for p in self.params])
-        with torch.no_grad():
-            offset = 0
-            for p in self.params:
-                p.set_(self.flat[offset:offset + p.numel()].view_as(p))
-                offset += p.numel()
-        self.exp_avg = torch.zeros_like(self.flat)
-        self.exp_avg_sq = torch.zeros_like(self.flat)
+        self.sizes = [p.numel() for p in self.params]
+        self.flat = None
+        if shared:
+            self.flat = torch.cat([p.detach().reshape(-1) for p in self.params])
+            with torch.no_grad():
+                for p, view in zip(self.params, self.flat.split(self.sizes)):
+                    p.set_(view.view_as(p))
+        n = sum(self.sizes)
+        dtype = self.params[0].dtype if self.params else torch.float32
+        self.exp_avg = torch.zeros(n, dtype=dtype)
+        self.exp_avg_sq = torch.zeros(n, dtype=dtype)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the parameters' gradients (``.grad = None``), as torch's ``zero_grad()``."""
@@ -69,19 +79,28 @@ class FlatAdam:
         bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
         with torch.no_grad():
             g = torch.cat([q.reshape(-1) for q in grads])
+            flat = self.flat if self.flat is not None else torch.cat([p.detach().reshape(-1) for p in self.params])
             self.exp_avg.lerp_(g, 1 - beta1)
             self.exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-            self.flat.addcdiv_(self.exp_avg, (self.exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(EPS),
-                               value=-step_size)
+            flat.addcdiv_(self.exp_avg, (self.exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(EPS), value=-step_size)
+            if self.flat is None:
+                for p, new in zip(self.params, flat.split(self.sizes)):
+                    p.copy_(new.view_as(p))
+
+
+#: :func:`adam` gives :class:`FlatAdam` to networks of at most this many parameters: above it the
+#: gathering and copying back cost more than the per-parameter overhead they save (a VAE on images).
+FLAT_MAX = 65_536
 
 
 def adam(params: list[Any], lr: float, **options: Any) -> Any:
-    """:class:`FlatAdam` where every parameter is a CPU tensor of one dtype, else
-    ``torch.optim.Adam(params, lr=lr, **options)`` (``options``: torch's, e.g. ``foreach``; they
-    do not change the CPU numbers)."""
+    """:class:`FlatAdam` where every parameter is a CPU tensor of one dtype and there are at most
+    :data:`FLAT_MAX` of them, else ``torch.optim.Adam(params, lr=lr, **options)`` (``options``: torch's,
+    e.g. ``foreach``; they do not change the CPU numbers)."""
     import torch
 
     params = list(params)
-    if params and all(p.device.type == "cpu" for p in params) and len({p.dtype for p in params}) == 1:
+    if (params and all(p.device.type == "cpu" for p in params) and len({p.dtype for p in params}) == 1
+            and sum(p.numel() for p in params) <= FLAT_MAX):
         return FlatAdam(params, lr)
     return torch.optim.Adam(params, lr=lr, **options)

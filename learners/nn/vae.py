@@ -15,6 +15,7 @@ from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
 from .core import check_loss, generator, init_module, seeds, to_tensor
+from .flat_adam import adam
 from .sweep import mlp_forward
 
 
@@ -135,7 +136,7 @@ def train_autoencoder(samples: Samples, task: Task, hp: dict[str, Any], seed: in
     enc = init_module(elu_mlp([d_u, hp["hidden"], hp["hidden"], 2 * d_z]), gen).to(device)
     dec = init_module(elu_mlp([d_z, hp["hidden"], hp["hidden"], d_u]), gen).to(device)
     x_all = to_tensor(u if image else (u - u.mean(0)) / u_std, device)
-    opt = torch.optim.Adam(list(enc.parameters()) + list(dec.parameters()), lr=hp["lr"])
+    opt = adam(list(enc.parameters()) + list(dec.parameters()), hp["lr"])
     bs = min(hp["batch_size"], len(u))
     loss = torch.zeros(())
     for step in range(hp["vae_steps"]):

@@ -40,6 +40,7 @@ from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
 from .core import check_loss, generator, seeds, to_tensor
+from .flat_adam import adam
 from .sweep import SweepMLP, init_members, label_features, sweep_slice
 
 BANDWIDTHS = (0.5, 1.0, 2.0, 4.0)
@@ -97,7 +98,7 @@ def train_vfae(samples: Samples, task: Task, hp: dict[str, Any], betas: np.ndarr
     init_members(enc, [generator(s_init) for _ in range(k)])  # every beta starts from the same networks
     init_members(dec, [generator(s_init ^ 1) for _ in range(k)])  # on the CPU, then moved: same on every device
     enc, dec = enc.to(device), dec.to(device)
-    opt = torch.optim.Adam(list(enc.parameters()) + list(dec.parameters()), lr=hp["lr"])
+    opt = adam(list(enc.parameters()) + list(dec.parameters()), hp["lr"])
     rng, gen = np.random.default_rng(s_batch), generator(s_noise, device)
     beta = torch.as_tensor(betas, dtype=torch.float32, device=device)
     bs = min(hp["batch_size"], n)

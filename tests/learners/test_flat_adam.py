@@ -27,15 +27,16 @@ def _problem(d_in: int, hidden: int, heads: tuple[int, ...], seed: int):
     return layers, loss
 
 
+@pytest.mark.parametrize("shared", [False, True])
 @pytest.mark.parametrize("d_in,hidden,heads,lr", [(7, 128, (3,), 1e-3), (2, 128, (2, 2), 1e-3),
                                                     (33, 17, (10, 2, 5), 3e-2), (0, 8, (2,), 1e-3)])
-def test_flat_adam_matches_torch_adam_bit_for_bit(d_in, hidden, heads, lr):
+def test_flat_adam_matches_torch_adam_bit_for_bit(d_in, hidden, heads, lr, shared):
     ref_layers, ref_loss = _problem(d_in, hidden, heads, seed=d_in + hidden)
     new_layers, new_loss = _problem(d_in, hidden, heads, seed=d_in + hidden)
     ref_params = [p for layer in ref_layers for p in layer.parameters()]
     new_params = [p for layer in new_layers for p in layer.parameters()]
     ref = torch.optim.Adam(ref_params, lr=lr)
-    new = FlatAdam(new_params, lr)
+    new = FlatAdam(new_params, lr, shared=shared)
     for step in range(60):
         ref.zero_grad()
         ref_loss(step).backward()
@@ -50,17 +51,24 @@ def test_flat_adam_matches_torch_adam_bit_for_bit(d_in, hidden, heads, lr):
     assert moved or d_in == 0
 
 
-def test_parameters_become_views_of_one_buffer_with_their_values():
-    layers, _ = _problem(4, 6, (3,), seed=1)
-    params = [p for layer in layers for p in layer.parameters()]
-    before = [p.detach().clone() for p in params]
-    opt = FlatAdam(params, 1e-3)
-    assert opt.flat.numel() == sum(p.numel() for p in params)
-    for p, b in zip(params, before):
-        assert torch.equal(p.detach(), b)
-    with torch.no_grad():
-        opt.flat.zero_()
-    assert all(float(p.detach().abs().sum()) == 0.0 for p in params)
+def test_parameters_keep_their_storage_and_a_change_between_steps_is_read():
+    ref_layers, ref_loss = _problem(4, 6, (3,), seed=1)
+    new_layers, new_loss = _problem(4, 6, (3,), seed=1)
+    ref_params = [p for layer in ref_layers for p in layer.parameters()]
+    new_params = [p for layer in new_layers for p in layer.parameters()]
+    pointers = [p.data_ptr() for p in new_params]
+    ref, new = torch.optim.Adam(ref_params, lr=1e-2), FlatAdam(new_params, 1e-2)  # not shared
+    for step in range(10):
+        if step == 5:  # a projection between steps, as a learner may make
+            with torch.no_grad():
+                for p in ref_params + new_params:
+                    p.clamp_(-0.1, 0.1)
+        ref.zero_grad()
+        ref_loss(step).backward()
+        ref.step()
+        new.step(new_loss(step))
+    assert [p.data_ptr() for p in new_params] == pointers
+    assert all(torch.equal(a.detach(), b.detach()) for a, b in zip(ref_params, new_params))
 
 
 def test_backward_then_step_with_a_schedule_matches_torch_foreach_adam():
@@ -87,3 +95,21 @@ def test_backward_then_step_with_a_schedule_matches_torch_foreach_adam():
     assert all(p.grad is None for p in new_params)
     with pytest.raises(RuntimeError, match="no gradient"):
         new.step()
+
+
+def test_shared_parameters_are_views_of_one_buffer_and_adam_picks_by_size():
+    from privbench.learners.nn.flat_adam import FLAT_MAX, adam
+
+    layers, _ = _problem(4, 6, (3,), seed=1)
+    params = [p for layer in layers for p in layer.parameters()]
+    before = [p.detach().clone() for p in params]
+    opt = FlatAdam(params, 1e-3, shared=True)
+    assert all(torch.equal(p.detach(), b) for p, b in zip(params, before))
+    with torch.no_grad():
+        opt.flat.zero_()
+    assert all(float(p.detach().abs().sum()) == 0.0 for p in params)
+    big = [torch.nn.Parameter(torch.zeros(FLAT_MAX + 1))]
+    assert not isinstance(adam(big, 1e-3), FlatAdam)
+    assert isinstance(adam([torch.nn.Parameter(torch.zeros(FLAT_MAX))], 1e-3), FlatAdam)
+    assert not isinstance(adam([torch.nn.Parameter(torch.zeros(3, dtype=torch.float64)),
+                                torch.nn.Parameter(torch.zeros(3))], 1e-3), FlatAdam)
