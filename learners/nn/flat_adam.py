@@ -9,9 +9,9 @@ profiler scopes and one loop iteration per parameter) was a quarter of it.  Here
 gradients and the parameters into flat tensors, applies five elementwise operations there (the same
 operations, in the same order, as ``torch.optim.adam._single_tensor_adam`` performs per parameter)
 and copies the parameters back.  ``tests/learners/test_flat_adam.py`` compares the two bit for bit.
-Used by the bench's fresh classifier, post-hoc attacker and mismatch MLPs, and by the learners'
-CPU training loops where an optimizer step was a large share of a step (the continuous PPAN game,
-GAP's mixture privatizer).
+Used by the bench's fresh classifier, post-hoc attacker and mismatch MLPs (``shared=True``), and through
+:func:`adam` by the learners' small CPU networks (the continuous PPAN game, GAP's mixture privatizer, the
+chi-square sanitizers and their critic, the latent filter, the VAE and VFAE).
 """
 
 from __future__ import annotations
