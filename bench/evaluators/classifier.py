@@ -180,7 +180,6 @@ def train_mlp(features: np.ndarray, labels: dict[str, np.ndarray], n_classes: di
     from torch.nn import functional as F
 
     from privbench.learners.nn import generator, init_module, torch_threads
-
     from privbench.learners.nn.flat_adam import FlatAdam
 
     names = list(n_classes)

@@ -1,7 +1,8 @@
 """Adam for small networks on the CPU, on one flat buffer: the numbers of ``torch.optim.Adam(params, lr)``
 (its defaults otherwise: betas 0.9 / 0.999, eps 1e-8, no weight decay, no amsgrad; the single-tensor
 and the ``foreach`` CPU paths agree) bit for bit, at about half the time per step.  :func:`adam` gives one
-where every parameter is a CPU tensor of one dtype, else torch's own (a GPU's Adam takes other paths).
+to a network of CPU tensors of one dtype and at most :data:`FLAT_MAX` parameters, else torch's own (a
+GPU's Adam takes other code paths).
 
 Why (2026-11-27): a fresh classifier of 128 hidden units trains on mini-batches of 128, so on
 low-dimensional releases a step is mostly Python overhead, and ``torch.optim.Adam.step`` (its hooks,
