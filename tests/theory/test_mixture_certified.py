@@ -282,3 +282,17 @@ def test_the_useful_relaxation_without_its_ratio_range_lies_between_the_full_and
     no_wedge = relaxation(disc, 0.3, "mi", "useful", wedge=False)["value"]
     assert full - 1e-7 <= no_wedge <= useful + 1e-7
     assert useful > full + 1e-4  # the observations differ here, so the sandwich between them means something
+
+
+@pytest.mark.parametrize("privacy", ["map", "mi"])
+def test_the_useful_relaxation_solves_on_a_well_separated_mixture(privacy):
+    # mu 3, sd 1: the cells' density-ratio ranges run from 1e-25 to 1e21; a range end outside [1e-6, 1e6]
+    # is dropped (each end on its own), so Clarabel solves the useful program itself (it stalled
+    # when the bounds pi_1 >= 7e20 pi_0 of the far cells were kept) and its end lies above the full one's
+    sc = BinaryGMM(prior=0.5, mu=3.0, sigma0=1.0, sigma1=1.0)
+    disc = discretize(sc, 1.0, 0.5, radius=8.0)
+    full, useful = (relaxation(disc, 3.0, privacy, obs) for obs in ("full", "useful"))
+    assert useful["solver"]["status"] in ("Solved", "AlmostSolved")
+    assert useful["value"] > full["value"] + 1e-4
+    upper = achievable(discretize(sc, 0.5, 0.5, radius=8.0), 3.0, privacy, "useful")["value"]
+    assert useful["value"] <= upper

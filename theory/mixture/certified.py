@@ -247,8 +247,7 @@ def refine_edges(edges: np.ndarray, p_sz: np.ndarray, share: float = 1e-3) -> np
 def _lower(disc: Any, budget: float, privacy: str, observation: str,
            previous: tuple[np.ndarray, np.ndarray] | None = None, live: bool = False) -> dict[str, Any]:
     """The relaxation on one grid (``previous``: the last solution's (bin edges, P(S, bin)), which places
-    the bins' likelihood-ratio thresholds, :mod:`.ratio_split`).  Where Clarabel fails on the ``useful`` relaxation (it stalls on
-    some symmetric models), the same without its ratio range is tried, then the ``full`` one: a
+    the bins' likelihood-ratio thresholds, :mod:`.ratio_split`).  Where Clarabel fails on the ``useful`` relaxation, the same without its ratio range is tried, then the ``full`` one: a
     mechanism that sees U only is one that sees (S, U), so its optimum is no lower and that
     relaxation is still a valid lower end."""
     try:
@@ -257,7 +256,7 @@ def _lower(disc: Any, budget: float, privacy: str, observation: str,
         if observation != "useful":
             raise
         reason = str(exc)
-    try:  # the same without the ratio range, whose dual optimum is not always attained (.relaxation)
+    try:  # the same without the ratio range (.relaxation)
         return {**relaxation(disc, budget, privacy, observation, previous=previous, live=live, wedge=False),
                 "program": f"useful without the ratio range ({reason})"}
     except RuntimeError:

@@ -39,8 +39,9 @@ STALLED = ("InsufficientProgress", "NumericalError")
 LIVE = dict(OPTIONS, max_iter=60)
 #: A live solve whose dual residual is larger than this is solved again with ``OPTIONS``.
 LIVE_DUAL_RESIDUAL = 1e-7
-#: A live solve whose dual residual is still above this fails at once (its dual optimum is not attained:
-#: the useful MI relaxation at mu 3, see relaxation.py, is at 2e7 after 60 iterations and ends in NumericalError).
+#: A live solve whose dual residual is still above this fails at once (it is not converging: the useful MI
+#: relaxation at mu 3 was at 2e7 after 60 iterations and ended in NumericalError while it kept ratio bounds
+#: of 1e21, see relaxation.py).
 LIVE_DIVERGED = 1.0
 #: Clarabel statuses whose last iterate a live solve may keep (cvxpy unpacks all three).
 LIVE_KEPT = ("Solved", "AlmostSolved", "MaxIterations")

@@ -29,8 +29,10 @@ mechanisms:
 3. **Observation useful** (P(Z | U) only): within a cell the two classes' masses
    sent to a bin are integrals of the same kernel against P(S=1) p1 and
    P(S=0) p0, so pi_1 / pi_0 lies in the range of the weighted density ratio on
-   the cell (kept only where that range is within [1e-6, 1e6]; dropping a
-   constraint only relaxes), and (pi_0, pi_1) lies between the tangents of the
+   the cell (each end kept only where it lies within [1e-6, 1e6]: far from the
+   classes' overlap the ends reach 1e-25 and 1e21 on mu 3, sd 1, and bounds such as
+   pi_1 >= 7e20 pi_0 made Clarabel stall on most useful programs until 2026-11-27;
+   dropping a constraint only relaxes), and (pi_0, pi_1) lies between the tangents of the
    cell's Neyman-Pearson region at a few points (:func:`~.cells.ratio_tangents`);
    the same kernel also ties the classes' U-moments (:func:`~.cells.moment_coupling`).
    Observation full adds no constraint.
@@ -160,8 +162,8 @@ def _ratio(disc: Discretized, pi0: Any, pi1: Any, wedge: bool = True) -> list[An
     if not wedge:  # dropping a constraint only relaxes
         lo, hi = np.zeros_like(lo), np.full_like(hi, np.inf)
     cons = []
-    keep_lo = lo >= 1 / RATIO_LIMIT
-    keep_hi = hi <= RATIO_LIMIT
+    keep_lo = (lo >= 1 / RATIO_LIMIT) & (lo <= RATIO_LIMIT)
+    keep_hi = (hi >= 1 / RATIO_LIMIT) & (hi <= RATIO_LIMIT)
     if keep_lo.any():
         cons.append(pi1[keep_lo] >= cp.multiply(lo[keep_lo], pi0[keep_lo]))
     if keep_hi.any():
@@ -209,10 +211,11 @@ def relaxation(disc: Discretized, budget: float, privacy: str, observation: str,
     (bounded bins, L).  Any thresholds give a valid lower end.  ``live``: the solver stops at a
     loose primal residual (:func:`~.conic.solve_conic`; the dual objective is what is used).
     ``wedge=False`` drops the ``useful`` relaxation's ratio range (pi_1 / pi_0 within the cell's
-    range of the density ratio; the tangents stay): only looser, and where the full ``useful``
-    program's dual optimum is not attained (MI, prior 0.5, mu 3, sd 1, D = 3, cells 0.4, bins 0.2:
-    dual residual 2e7 after 60 iterations, Clarabel ends in NumericalError; without the range
-    2e-8, lower end 0.22540 where the range would give 0.22796) it still solves.
+    range of the density ratio; the tangents stay): only looser, a fallback where Clarabel fails
+    on the whole ``useful`` program.  (It failed on most of them while range ends outside
+    [1e-6, 1e6] were kept: MI, prior 0.5, mu 3, sd 1, D = 3, cells 0.4, bins 0.2 stalled with
+    dual residual 2e7 and now solves, lower end 0.22796; without the range 0.22540, the full
+    relaxation 0.22510.)
 
     Returns
     -------

@@ -6,6 +6,14 @@ privacy map and mi, observation full then useful, with both ends, the width,
 whether it met the target, the seconds spent and, for map, the family bound
 beside it (``general`` for full, ``additive`` for useful).  Rows already in OUT
 are kept and skipped (the run resumes); each row is appended when done.
+
+``--jobs N`` solves N rows at once (one process each; rows are appended as they
+finish, so their order in OUT is the order of finishing).  ``--wider-than W``
+solves only the rows whose committed row (:mod:`.stored`) is wider than W,
+``--max-rows N`` at most N of the rows left, and
+``--merge-into TABLE`` then merges OUT's rows into TABLE, each end of a row the
+better of old and new (each end is valid on its own), after checking that each new
+band overlaps the old one (bands of the same optimum that miss each other mean a bug).
 """
 
 from __future__ import annotations
@@ -14,14 +22,17 @@ import argparse
 import csv
 import os
 import platform
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
+from privbench.datasets.errors import InputError
 from privbench.datasets.scenarios import BinaryGMM
 
 from .bounds import mixture_optimum
-from .certified import certified_sandwich
+from .certified import LEVELS, TOL, certified_sandwich
+from .stored import stored_rows
 
-__all__ = ["COLUMNS", "DATASETS", "main", "table_row"]
+__all__ = ["COLUMNS", "DATASETS", "TABLE_LEVELS", "main", "merge_rows", "table_row"]
 
 DATASETS = (
     {"prior": 0.5, "mu": 3.0, "sigma0": 1.0, "sigma1": 1.0},
@@ -34,13 +45,18 @@ COLUMNS = ("scenario_id", "observation", "privacy", "budget", "lower", "upper", 
            "level", "seconds", "upper_distortion", "far_mass", "family", "family_value", "machine",
            "lower_program", "errors")
 FAMILY = {"full": "general", "useful": "additive"}
+#: The table's refinement schedule per observation.  ``useful`` also refines the achievable end at the last
+#: level: its piecewise-constant mechanism converges more slowly (prior 0.5, sd 1, mi, D = 3: 0.233706,
+#: 0.233116, 0.232959 at steps 0.2, 0.1, 0.05, where the lower end reaches 0.231944 at bins 0.05).
+TABLE_LEVELS = {"full": LEVELS, "useful": (*LEVELS[:-1], (0.05, 0.05, *LEVELS[-1][2:]))}
 
 
 def table_row(params: dict[str, float], observation: str, privacy: str, budget: float,
-              time_limit: float) -> dict[str, Any]:
-    """One row of the table (see the module notes)."""
+              time_limit: float, growth: float | None = None) -> dict[str, Any]:
+    """One row of the table (see the module notes; ``growth`` as in :func:`~.certified.certified_sandwich`)."""
     sc = BinaryGMM(**params)
-    got = certified_sandwich(sc, budget, privacy, observation, time_limit=time_limit)
+    got = certified_sandwich(sc, budget, privacy, observation, time_limit=time_limit,
+                             levels=TABLE_LEVELS[observation], growth=growth)
     fam = mixture_optimum(sc, budget, FAMILY[observation]).value if privacy == "map" else ""
     return {"scenario_id": sc.id, "observation": observation, "privacy": privacy, "budget": budget,
             "lower": f"{got['lower']:.9f}", "upper": f"{got['upper']:.9f}", "width": f"{got['width']:.3e}",
@@ -52,33 +68,111 @@ def table_row(params: dict[str, float], observation: str, privacy: str, budget: 
             "errors": "; ".join(got["errors"])}
 
 
+def _key(row: dict[str, Any]) -> tuple[str, str, str, float]:
+    return (row["scenario_id"], row["observation"], row["privacy"], float(row["budget"]))
+
+
+def _read(path: str) -> list[dict[str, str]]:
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _wanted(args: argparse.Namespace, done: set[tuple[str, str, str, float]]) -> list[tuple[Any, ...]]:
+    """The rows to solve, in table order: (params, observation, privacy, budget)."""
+    old = stored_rows()
+    todo = []
+    for observation in args.observation or ("full", "useful"):
+        for privacy in args.privacy or ("map", "mi"):
+            for index, params in enumerate(DATASETS):
+                if args.dataset and index not in args.dataset:
+                    continue
+                for budget in BUDGETS:
+                    key = (BinaryGMM(**params).id, observation, privacy, budget)
+                    if key in done:
+                        continue
+                    if args.wider_than is not None and (key not in old or float(old[key]["width"]) <= args.wider_than):
+                        continue
+                    todo.append((params, observation, privacy, budget))
+    return todo
+
+
+def merge_rows(new_path: str, table_path: str) -> int:
+    """Merge the rows of ``new_path`` into ``table_path``; returns the number of rows changed.
+
+    Each end of a row is valid on its own, so a merged row keeps the larger lower end (with its
+    ``lower_program`` and ``far_mass``) and the smaller achievable end (with its ``upper_distortion``),
+    old or new, with the width recomputed and the new run's level, seconds and machine.  Raises
+    InputError naming the first row whose old and new bands miss each other (a bug in one of them);
+    the table is then left as it was."""
+    new = {_key(r): r for r in _read(new_path)}
+    rows = _read(table_path)
+    merged, changed = [], 0
+    for r in rows:
+        n = new.get(_key(r))
+        if n is None:
+            merged.append(r)
+            continue
+        if float(n["lower"]) > float(r["upper"]) + 1e-9 or float(r["lower"]) > float(n["upper"]) + 1e-9:
+            raise InputError(f"row {_key(r)}: new band [{n['lower']}, {n['upper']}] misses the old one "
+                             f"[{r['lower']}, {r['upper']}]")
+        low = n if float(n["lower"]) >= float(r["lower"]) else r
+        up = n if float(n["upper"]) <= float(r["upper"]) else r
+        width = float(up["upper"]) - float(low["lower"])
+        row = {**n, "lower": low["lower"], "lower_program": low["lower_program"], "far_mass": low["far_mass"],
+               "upper": up["upper"], "upper_distortion": up["upper_distortion"], "width": f"{width:.3e}",
+               "converged": str(width <= TOL)}
+        changed += (row["lower"], row["upper"]) != (r["lower"], r["upper"])
+        merged.append(row)
+    tmp = table_path + ".tmp"
+    with open(tmp, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({c: r.get(c, "") for c in COLUMNS} for r in merged)
+    os.replace(tmp, table_path)
+    return changed
+
+
 def main(argv: list[str] | None = None) -> int:
     """Compute (or resume) the table into ``out``."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
     ap.add_argument("--observation", action="append", choices=("full", "useful"), default=None)
     ap.add_argument("--privacy", action="append", choices=("map", "mi"), default=None)
+    ap.add_argument("--dataset", action="append", type=int, choices=range(len(DATASETS)), default=None,
+                    help="index into DATASETS (repeatable; default all)")
     ap.add_argument("--time-limit", type=float, default=30.0, help="seconds after which no finer level starts")
+    ap.add_argument("--growth", type=float, default=None,
+                    help="start no level predicted (this times the last one's seconds) to end past the time limit")
+    ap.add_argument("--jobs", type=int, default=1, help="rows solved at once (processes)")
+    ap.add_argument("--wider-than", type=float, default=None, help="only rows whose committed width is larger")
+    ap.add_argument("--max-rows", type=int, default=None, help="solve at most this many rows in this run")
+    ap.add_argument("--merge-into", default=None, help="then replace those rows of this table by OUT's")
     args = ap.parse_args(argv)
-    done = set()
-    if os.path.exists(args.out):
-        with open(args.out, newline="") as fh:
-            done = {(r["scenario_id"], r["observation"], r["privacy"], float(r["budget"])) for r in csv.DictReader(fh)}
+    if args.jobs < 1:
+        raise SystemExit(f"--jobs={args.jobs} must be >= 1")
+    todo = _wanted(args, {_key(r) for r in _read(args.out)})[:args.max_rows]
     new = not os.path.exists(args.out)
     with open(args.out, "a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
         if new:
             writer.writeheader()
-        for observation in args.observation or ("full", "useful"):
-            for privacy in args.privacy or ("map", "mi"):
-                for params in DATASETS:
-                    for budget in BUDGETS:
-                        if (BinaryGMM(**params).id, observation, privacy, budget) in done:
-                            continue
-                        row = table_row(params, observation, privacy, budget, args.time_limit)
-                        writer.writerow(row)
-                        fh.flush()
-                        print(",".join(str(row[c]) for c in COLUMNS[:10]), flush=True)
+
+        def emit(row: dict[str, Any]) -> None:
+            writer.writerow(row)
+            fh.flush()
+            print(",".join(str(row[c]) for c in COLUMNS[:10]), flush=True)
+
+        if args.jobs == 1:
+            for task in todo:
+                emit(table_row(*task, args.time_limit, args.growth))
+        else:
+            with ProcessPoolExecutor(args.jobs) as pool:
+                for fut in as_completed([pool.submit(table_row, *task, args.time_limit, args.growth) for task in todo]):
+                    emit(fut.result())
+    if args.merge_into:
+        print(f"{merge_rows(args.out, args.merge_into)} rows of {args.merge_into} narrowed")
     return 0
 
 
