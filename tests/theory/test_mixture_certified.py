@@ -275,7 +275,7 @@ def test_a_live_solve_keeps_a_valid_lower_end_within_its_iterations():
 
 
 def test_the_useful_relaxation_without_its_ratio_range_lies_between_the_full_and_the_useful_one():
-    # the fallback where the useful program's dual optimum is not attained: dropping constraints only relaxes
+    # the fallback where Clarabel fails on the whole useful program: dropping constraints only relaxes
     sc = BinaryGMM(prior=0.6, mu=1.0, sigma0=1.0, sigma1=0.7)
     disc = discretize(sc, 1.0, 0.5, radius=4.0)
     full, useful = (relaxation(disc, 0.3, "mi", obs)["value"] for obs in ("full", "useful"))

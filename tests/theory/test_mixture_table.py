@@ -86,3 +86,16 @@ def test_a_merge_keeps_the_better_end_of_each_row_and_refuses_bands_that_miss(tm
     with pytest.raises(InputError, match="misses the old one"):
         table.merge_rows(str(new), str(committed))
     assert committed.read_text() == before
+
+
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "new.csv"
+    for bad in (["--jobs", "0"], ["--merge-into", str(tmp_path / "missing.csv")], ["--dataset", "7"]):
+        with pytest.raises(SystemExit) as exc:
+            table.main([str(out), *bad])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert bad[1] in err or repr(bad[1]) in err
+        assert not out.exists()
+    with pytest.raises(InputError, match="does not exist"):
+        table.merge_rows(str(out), str(tmp_path / "missing.csv"))

@@ -22,6 +22,7 @@ import argparse
 import csv
 import os
 import platform
+import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
@@ -106,6 +107,8 @@ def merge_rows(new_path: str, table_path: str) -> int:
     old or new, with the width recomputed and the new run's level, seconds and machine.  Raises
     InputError naming the first row whose old and new bands miss each other (a bug in one of them);
     the table is then left as it was."""
+    if not os.path.isfile(table_path):
+        raise InputError(f"table {table_path!r} does not exist (allowed: an existing table to merge into)")
     new = {_key(r): r for r in _read(new_path)}
     rows = _read(table_path)
     merged, changed = [], 0
@@ -151,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--merge-into", default=None, help="then replace those rows of this table by OUT's")
     args = ap.parse_args(argv)
     if args.jobs < 1:
-        raise SystemExit(f"--jobs={args.jobs} must be >= 1")
+        ap.error(f"--jobs={args.jobs} must be >= 1")
+    if args.merge_into and not os.path.isfile(args.merge_into):
+        ap.error(f"--merge-into={args.merge_into!r} does not exist (allowed: an existing table)")
     todo = _wanted(args, {_key(r) for r in _read(args.out)})[:args.max_rows]
     new = not os.path.exists(args.out)
     with open(args.out, "a", newline="") as fh:
@@ -172,7 +177,11 @@ def main(argv: list[str] | None = None) -> int:
                 for fut in as_completed([pool.submit(table_row, *task, args.time_limit, args.growth) for task in todo]):
                     emit(fut.result())
     if args.merge_into:
-        print(f"{merge_rows(args.out, args.merge_into)} rows of {args.merge_into} narrowed")
+        try:
+            print(f"{merge_rows(args.out, args.merge_into)} rows of {args.merge_into} narrowed")
+        except InputError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 
