@@ -151,10 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="rows solved at once (processes)")
     ap.add_argument("--wider-than", type=float, default=None, help="only rows whose committed width is larger")
     ap.add_argument("--max-rows", type=int, default=None, help="solve at most this many rows in this run")
-    ap.add_argument("--merge-into", default=None, help="then replace those rows of this table by OUT's")
+    ap.add_argument("--merge-into", default=None, help="then merge OUT's rows into this table (each end the better one)")
     args = ap.parse_args(argv)
     if args.jobs < 1:
         ap.error(f"--jobs={args.jobs} must be >= 1")
+    if args.max_rows is not None and args.max_rows < 0:
+        ap.error(f"--max-rows={args.max_rows} must be >= 0")
     if args.merge_into and not os.path.isfile(args.merge_into):
         ap.error(f"--merge-into={args.merge_into!r} does not exist (allowed: an existing table)")
     todo = _wanted(args, {_key(r) for r in _read(args.out)})[:args.max_rows]
