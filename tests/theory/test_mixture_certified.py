@@ -296,3 +296,37 @@ def test_the_useful_relaxation_solves_on_a_well_separated_mixture(privacy):
     assert useful["value"] > full["value"] + 1e-4
     upper = achievable(discretize(sc, 0.5, 0.5, radius=8.0), 3.0, privacy, "useful")["value"]
     assert useful["value"] <= upper
+
+
+def test_where_the_useful_program_fails_the_fallbacks_drop_constraints_one_kind_at_a_time(monkeypatch):
+    # first the Neyman-Pearson tangents (they made Clarabel stall on prior 0.5, sigma0 2, D = 1), then the
+    # ratio range, then the full relaxation; each end is looser than the whole useful program's, none below
+    # the full one's
+    import privbench.theory.mixture.certified as certified
+
+    sc = BinaryGMM(prior=0.6, mu=1.0, sigma0=1.0, sigma1=0.7)
+    level = ((None, None, 1.0, 0.5),)
+    whole = certified_sandwich(sc, 0.3, "mi", "useful", levels=level, rounds=0)
+    full = certified_sandwich(sc, 0.3, "mi", "full", levels=level, rounds=0)
+    failing: set[str] = set()
+
+    def flaky(disc, budget, privacy, observation, **kw):
+        kind = "tangents" if kw.get("tangents", True) else "no tangents"
+        kind = kind if kw.get("wedge", True) else "no range"
+        if observation == "useful" and kind in failing:
+            raise RuntimeError("Clarabel: InsufficientProgress")
+        return relaxation(disc, budget, privacy, observation, **kw)
+
+    monkeypatch.setattr(certified, "relaxation", flaky)
+    ends = []
+    for fail, program in ((set(), "useful"), ({"tangents"}, "useful without the tangents"),
+                          ({"tangents", "no tangents"}, "useful without the ratio range"),
+                          ({"tangents", "no tangents", "no range"}, "full")):
+        failing.clear()
+        failing.update(fail)
+        got = certified_sandwich(sc, 0.3, "mi", "useful", levels=level, rounds=0)
+        assert got["lower_program"].split(" (")[0] == program
+        ends.append(got["lower"])
+    assert ends[0] == pytest.approx(whole["lower"], abs=1e-12)
+    assert all(full["lower"] - 1e-7 <= e <= whole["lower"] + 1e-7 for e in ends)
+    assert ends[-1] == pytest.approx(full["lower"], abs=1e-9)

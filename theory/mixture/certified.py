@@ -247,20 +247,23 @@ def refine_edges(edges: np.ndarray, p_sz: np.ndarray, share: float = 1e-3) -> np
 def _lower(disc: Any, budget: float, privacy: str, observation: str,
            previous: tuple[np.ndarray, np.ndarray] | None = None, live: bool = False) -> dict[str, Any]:
     """The relaxation on one grid (``previous``: the last solution's (bin edges, P(S, bin)), which places
-    the bins' likelihood-ratio thresholds, :mod:`.ratio_split`).  Where Clarabel fails on the ``useful`` relaxation, the same without its ratio range is tried, then the ``full`` one: a
-    mechanism that sees U only is one that sees (S, U), so its optimum is no lower and that
-    relaxation is still a valid lower end."""
+    the bins' likelihood-ratio thresholds, :mod:`.ratio_split`).  Where Clarabel fails on the ``useful``
+    relaxation, the same without its Neyman-Pearson tangents is tried, then without its ratio range, then
+    the ``full`` one (a mechanism that sees U only is one that sees (S, U), so its optimum is no lower).
+    Each drops constraints only, so each is still a valid lower end; ``program`` says which was used."""
     try:
         return {**relaxation(disc, budget, privacy, observation, previous=previous, live=live), "program": observation}
     except RuntimeError as exc:
         if observation != "useful":
             raise
         reason = str(exc)
-    try:  # the same without the ratio range (.relaxation)
-        return {**relaxation(disc, budget, privacy, observation, previous=previous, live=live, wedge=False),
-                "program": f"useful without the ratio range ({reason})"}
-    except RuntimeError:
-        return {**relaxation(disc, budget, privacy, "full", previous=previous, live=live), "program": f"full ({reason})"}
+    for label, drop in (("the tangents", {"tangents": False}), ("the ratio range", {"wedge": False})):
+        try:  # the same with fewer constraints (.relaxation)
+            return {**relaxation(disc, budget, privacy, observation, previous=previous, live=live, **drop),
+                    "program": f"useful without {label} ({reason})"}
+        except RuntimeError:
+            pass
+    return {**relaxation(disc, budget, privacy, "full", previous=previous, live=live), "program": f"full ({reason})"}
 
 
 def _upper(sc: BinaryGMM, budget: float, privacy: str, observation: str, cell: float, bin_: float,
