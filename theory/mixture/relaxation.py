@@ -218,8 +218,8 @@ def relaxation(disc: Discretized, budget: float, privacy: str, observation: str,
     dual residual 2e7 and now solves, lower end 0.22796; without the range 0.22540, the full
     relaxation 0.22510.)  ``tangents=False`` drops the Neyman-Pearson tangents instead, the first
     fallback: MI, prior 0.5, mu 3, sigma0 2, sigma1 1, D = 1, cells 0.4, bins 0.2 stalls with them
-    (InsufficientProgress) and solves without them, lower end 0.36623, where the full relaxation's
-    level-0 end was 0.35839.
+    (InsufficientProgress) and solves without them, lower end 0.36623, where the committed table's
+    row had 0.35839 (the full relaxation, solved by an older version of this module).
 
     Returns
     -------
