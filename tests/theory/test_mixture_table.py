@@ -20,7 +20,7 @@ def _fake_sandwich(sc, budget, privacy, observation, **kwargs):
     lower = 0.1 / budget
     return {"lower": lower, "upper": lower + 1e-4, "width": 1e-4, "converged": True, "level": 2,
             "seconds": 0.0, "upper_distortion": budget, "far_mass": 0.0, "lower_program": observation,
-            "errors": [], "levels": kwargs.get("levels")}
+            "errors": []}
 
 
 @pytest.fixture

@@ -13,9 +13,14 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["TABLE_NAME", "stored_curve", "stored_rows", "stored_sandwich"]
+__all__ = ["TABLE_NAME", "row_key", "stored_curve", "stored_rows", "stored_sandwich"]
 
 TABLE_NAME = "gmm_certified.csv"
+
+
+def row_key(row: dict[str, Any]) -> tuple[str, str, str, float]:
+    """The key of a table row: (scenario_id, observation, privacy, budget)."""
+    return (row["scenario_id"], row["observation"], row["privacy"], float(row["budget"]))
 
 
 @lru_cache(maxsize=1)
@@ -27,7 +32,7 @@ def stored_rows() -> dict[tuple[str, str, str, float], dict[str, Any]]:
     out: dict[tuple[str, str, str, float], dict[str, Any]] = {}
     with path.open(newline="") as fh:
         for r in csv.DictReader(fh):
-            out[(r["scenario_id"], r["observation"], r["privacy"], float(r["budget"]))] = r
+            out[row_key(r)] = r
     return out
 
 

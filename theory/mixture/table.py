@@ -31,7 +31,7 @@ from privbench.datasets.scenarios import BinaryGMM
 
 from .bounds import mixture_optimum
 from .certified import LEVELS, TOL, certified_sandwich
-from .stored import stored_rows
+from .stored import row_key, stored_rows
 
 __all__ = ["COLUMNS", "DATASETS", "TABLE_LEVELS", "main", "merge_rows", "table_row"]
 
@@ -69,10 +69,6 @@ def table_row(params: dict[str, float], observation: str, privacy: str, budget: 
             "errors": "; ".join(got["errors"])}
 
 
-def _key(row: dict[str, Any]) -> tuple[str, str, str, float]:
-    return (row["scenario_id"], row["observation"], row["privacy"], float(row["budget"]))
-
-
 def _read(path: str) -> list[dict[str, str]]:
     if not os.path.exists(path):
         return []
@@ -89,8 +85,9 @@ def _wanted(args: argparse.Namespace, done: set[tuple[str, str, str, float]]) ->
             for index, params in enumerate(DATASETS):
                 if args.dataset and index not in args.dataset:
                     continue
+                scenario_id = BinaryGMM(**params).id
                 for budget in BUDGETS:
-                    key = (BinaryGMM(**params).id, observation, privacy, budget)
+                    key = (scenario_id, observation, privacy, budget)
                     if key in done:
                         continue
                     if args.wider_than is not None and (key not in old or float(old[key]["width"]) <= args.wider_than):
@@ -109,16 +106,16 @@ def merge_rows(new_path: str, table_path: str) -> int:
     the table is then left as it was."""
     if not os.path.isfile(table_path):
         raise InputError(f"table {table_path!r} does not exist (allowed: an existing table to merge into)")
-    new = {_key(r): r for r in _read(new_path)}
+    new = {row_key(r): r for r in _read(new_path)}
     rows = _read(table_path)
     merged, changed = [], 0
     for r in rows:
-        n = new.get(_key(r))
+        n = new.get(row_key(r))
         if n is None:
             merged.append(r)
             continue
         if float(n["lower"]) > float(r["upper"]) + 1e-9 or float(r["lower"]) > float(n["upper"]) + 1e-9:
-            raise InputError(f"row {_key(r)}: new band [{n['lower']}, {n['upper']}] misses the old one "
+            raise InputError(f"row {row_key(r)}: new band [{n['lower']}, {n['upper']}] misses the old one "
                              f"[{r['lower']}, {r['upper']}]")
         low = n if float(n["lower"]) >= float(r["lower"]) else r
         up = n if float(n["upper"]) <= float(r["upper"]) else r
@@ -159,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--max-rows={args.max_rows} must be >= 0")
     if args.merge_into and not os.path.isfile(args.merge_into):
         ap.error(f"--merge-into={args.merge_into!r} does not exist (allowed: an existing table)")
-    todo = _wanted(args, {_key(r) for r in _read(args.out)})[:args.max_rows]
+    todo = _wanted(args, {row_key(r) for r in _read(args.out)})[:args.max_rows]
     new = not os.path.exists(args.out)
     with open(args.out, "a", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
