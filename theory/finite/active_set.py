@@ -38,7 +38,7 @@ from .leakage import MINORANT_SLOPES, Q_OF_SLOPE, SMOOTH_LEAKAGES
 from .mirror import SmoothResult, fill_unused
 from .unused import best_unused_q
 
-__all__ = ["ActiveSetSolver"]
+__all__ = ["ActiveSetSolver", "meet_budget"]
 
 _TOL = 1e-12
 WHOLE_TOL = _TOL  # the whole program: as tight as the support's (the channel, not only the value, is then accurate)
@@ -206,7 +206,7 @@ def _restricted(data: FiniteData, mask: np.ndarray, budget: float, privacy: str,
     return channel / sums, max(float(duals[budget_row]), 0.0), slope
 
 
-def _meet_budget(channel: np.ndarray, data: FiniteData, budget: float) -> np.ndarray:
+def meet_budget(channel: np.ndarray, data: FiniteData, budget: float) -> np.ndarray:
     """Mix with each row's cheapest release just enough that E d <= budget exactly."""
     dist = float((data.cost * channel).sum())
     if dist <= budget:
@@ -305,7 +305,7 @@ class ActiveSetSolver:
         # with P(z) ~ 1e-8 is a mechanism nobody wants): without them first, if that certifies
         clean = np.where(out[0] > _SHRINK, out[0], 0.0)
         for channel in (clean / clean.sum(axis=1, keepdims=True), out[0]):
-            channel = _meet_budget(channel, data, budget)
+            channel = meet_budget(channel, data, budget)
             value, bound, lam, _ = self.certify(channel, budget, support, tol, out[2])
             if value - bound < best.value - best.bound:
                 best = SmoothResult(channel, value, bound, lam, 1)
@@ -321,7 +321,7 @@ class ActiveSetSolver:
         clean = np.where(raw > _SHRINK, raw, 0.0)
         best: tuple[np.ndarray, float, float, np.ndarray] | None = None
         for channel in (clean / clean.sum(axis=1, keepdims=True), raw):
-            channel = _meet_budget(channel, self.data, budget)
+            channel = meet_budget(channel, self.data, budget)
             self.lam = lam
             value, bound, _, scores = self.certify(channel, budget, support, tol, dual)
             if best is None or value - bound < best[1] - best[2]:

@@ -43,6 +43,7 @@ from .data import FiniteData, finite_data
 from .active_set import ActiveSetSolver
 from .highs_cg import MapColumnGeneration
 from .highs_lp import MapLP
+from .interior_certified import solve_interior_certified
 from .mirror import SmoothResult, solve_smooth, support_mask
 from .program import solve_conic
 from .size import check_program_size, estimate_bytes, memory_limit
@@ -57,6 +58,9 @@ ACTIVE_MAX = {"mi": 200_000, "chi2": 1_100_000}  # programs with more entries: m
 # in 23 CPU s, where mirror descent did not in 119 s; mi's stops with "InsufficientProgress")
 WHOLE_MAX = 400  # programs with at most this many entries: one interior-point solve on all of them ...
 WHOLE_FALLBACK_MAX = 5_000  # ... and up to this many, the same where the guessed support does not certify
+DENSE_PER_W = 2.0  # mi, chi2 with more than this many s per observation w (the useful observation: all n_s) try
+# the primal-dual interior point of ``interior_path.py`` (per step n_z dense n_w x n_w blocks): first where the
+# program has at most WHOLE_MAX entries, else after the mirror-descent warm-up (which certifies the symmetric pair)
 WARMUP = 30  # mirror-descent steps that guess the support of larger ones ...
 SEED_TOL = 1e-3  # ... the entries above this / n_z
 POLISH = 200  # mirror-descent steps from the interior point's solution ...
@@ -156,6 +160,11 @@ def _certified(s: SmoothResult) -> bool:
     return s.value - s.bound <= GAP_TOL * max(1.0, abs(s.value))
 
 
+def _interior_cert(s: SmoothResult) -> dict[str, Any]:
+    return {"solver": "primal-dual interior point", "iterations": s.iterations, "multiplier": s.multiplier,
+            "dual": s.bound}
+
+
 def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.ndarray | None
                           ) -> tuple[np.ndarray, dict[str, Any]]:
     """mi, chi2: a short mirror descent (its answer, where it certifies already), then the
@@ -167,8 +176,14 @@ def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.n
         s = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=steps)
         return s.channel, {"solver": "mirror descent", "iterations": s.iterations, "multiplier": s.multiplier,
                            "dual": s.bound}
+    support = support_mask(data, budget)
+    dense = support is None and data.g_s.nnz > DENSE_PER_W * data.shape[0]
+    if dense and data.cost.size <= WHOLE_MAX:  # small, dense G_s: the primal-dual interior point first
+        s = solve_interior_certified(data, budget, privacy, GAP_TOL)
+        if s is not None and _certified(s):
+            return s.channel, _interior_cert(s)
     if data.cost.size <= WHOLE_MAX:  # small: the whole program at once, certified by its duals
-        s = model.active_set(privacy).solve_whole(budget, GAP_TOL, support_mask(data, budget))
+        s = model.active_set(privacy).solve_whole(budget, GAP_TOL, support)
         if s.channel.size and _certified(s):
             return s.channel, {"solver": "interior point", "multiplier": s.multiplier, "dual": s.bound}
     # a short mirror descent from the neighbouring budget's channel (or uniform) guesses the support
@@ -176,17 +191,21 @@ def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.n
     if first.value <= GAP_TOL or _certified(first):  # done (at perfect privacy: both leakages are >= 0)
         return first.channel, {"solver": "mirror descent", "iterations": first.iterations,
                                "multiplier": first.multiplier, "dual": max(first.bound, 0.0)}
+    if dense and data.cost.size > WHOLE_MAX:
+        s = solve_interior_certified(data, budget, privacy, GAP_TOL)
+        if s is not None and _certified(s):
+            return s.channel, _interior_cert(s)
     seed = first.channel > SEED_TOL / data.shape[1]
     if warm is not None:
         seed |= warm > SEED_TOL / data.shape[1]
-    s = model.active_set(privacy).solve(budget, GAP_TOL, support_mask(data, budget), seed, POLISH_GAP[privacy])
+    s = model.active_set(privacy).solve(budget, GAP_TOL, support, seed, POLISH_GAP[privacy])
     solver, it = "interior point on a support", {"rounds": s.iterations}
     if s.channel.size and not _certified(s):
         polish = solve_smooth(data, budget, privacy, s.channel, tol=GAP_TOL, max_iter=POLISH, mix=1e-12)
         s = polish if polish.value - polish.bound < s.value - s.bound else s
         solver, it = solver + ", mirror descent polish", {**it, "iterations": polish.iterations}
     if (not s.channel.size or not _certified(s)) and WHOLE_MAX < data.cost.size <= WHOLE_FALLBACK_MAX:
-        whole = model.active_set(privacy).solve_whole(budget, GAP_TOL, support_mask(data, budget))
+        whole = model.active_set(privacy).solve_whole(budget, GAP_TOL, support)
         s, solver, it = (whole, "interior point", {}) if whole.channel.size and _certified(whole) else (s, solver, it)
     if not s.channel.size or not _certified(s):
         s = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=steps)

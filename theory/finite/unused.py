@@ -21,7 +21,7 @@ import clarabel
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["best_unused_q"]
+__all__ = ["best_unused_q", "best_unused_qs"]
 
 
 def _settings() -> clarabel.DefaultSettings:
@@ -85,3 +85,68 @@ def _cones(privacy: str, p_s: np.ndarray, n: int, qi: np.ndarray, ui: np.ndarray
     b = np.zeros(n_s + 2)
     b[0], b[1] = 1.0, -1.0
     return mat, b, [clarabel.SecondOrderConeT(n_s + 2)]
+
+
+def best_unused_qs(privacy: str, g_s: np.ndarray, p_s: np.ndarray, row_min: np.ndarray, shifts: np.ndarray
+                   ) -> np.ndarray | None:
+    """:func:`best_unused_q` for k releases at once (one Clarabel solve of k independent blocks):
+    ``shifts`` has shape (n_w, k); returns the pmfs, shape (n_s, k), or None.
+
+    The same programs, assembled from index arrays rather than stacked sparse blocks (for the
+    interior point's many dropped releases the assembly, not the solve, was the cost). Block j's
+    variables: q (n_s), then u (n_s: log q, mi) or v (1: v >= sum q^2 / P(s), chi2), then t (n_w).
+    """
+    n_s, n_w = g_s.shape
+    k = shifts.shape[1]
+    n_u = n_s if privacy == "mi" else 1
+    width = n_s + n_u + n_w
+    base = width * np.arange(k)
+    qcol = base[:, None] + np.arange(n_s)[None, :]
+    ucol = base[:, None] + n_s + np.arange(n_u)[None, :]
+    tcol = base[:, None] + n_s + n_u + np.arange(n_w)[None, :]
+    kw = k * n_w
+    cap_rows = k + np.arange(kw)  # t <= row_min
+    lin_rows = (k + kw + np.arange(kw)).reshape(k, n_w)  # t <= score(q) + shift
+    top = k + 2 * kw
+    if privacy == "mi":  # t - sum_s P(s,w) u_s <= shift - sum_s P(s,w) log P(s); (u_s, 1, q_s) in K_exp
+        lin_r = np.repeat(lin_rows, n_s, axis=1).ravel()  # (j, w, s) order
+        lin_c = np.tile(ucol[:, None, :], (1, n_w, 1)).ravel()
+        lin_v = np.tile(-g_s.T.ravel(), k)
+        cone_rows = top + 3 * np.arange(k * n_s)
+        cone = (np.r_[cone_rows, cone_rows + 2], np.r_[ucol.ravel(), qcol.ravel()], -np.ones(2 * k * n_s))
+        n_rows, offset = top + 3 * k * n_s, (g_s.T @ np.log(p_s))[:, None]
+        cones = [clarabel.ExponentialConeT()] * (k * n_s)
+    else:  # t - 2 sum_s P(s,w) q_s / P(s) + P(w) v <= shift; (v + 1, v - 1, 2 q / sqrt(P(s))) in the SOC
+        gq = (-2.0 * g_s.T / p_s[None, :]).ravel()
+        lin_r = np.r_[np.repeat(lin_rows, n_s, axis=1).ravel(), lin_rows.ravel()]
+        lin_c = np.r_[np.tile(qcol[:, None, :], (1, n_w, 1)).ravel(), np.repeat(ucol[:, 0], n_w)]
+        lin_v = np.r_[np.tile(gq, k), np.tile(g_s.sum(axis=0), k)]
+        first = top + (n_s + 2) * np.arange(k)
+        cone = (np.r_[first, first + 1, (first[:, None] + 2 + np.arange(n_s)[None, :]).ravel()],
+                np.r_[ucol[:, 0], ucol[:, 0], qcol.ravel()],
+                np.r_[-np.ones(2 * k), np.tile(-2.0 / np.sqrt(p_s), k)])
+        n_rows, offset = top + (n_s + 2) * k, np.zeros((n_w, 1))
+        cones = [clarabel.SecondOrderConeT(n_s + 2)] * k
+    rows = np.concatenate([np.repeat(np.arange(k), n_s), cap_rows, lin_rows.ravel(), lin_r, cone[0]])
+    cols = np.concatenate([qcol.ravel(), tcol.ravel(), tcol.ravel(), lin_c, cone[1]])
+    vals = np.concatenate([np.ones(k * n_s), np.ones(2 * kw), lin_v, cone[2]])
+    n = width * k
+    a = sp.csc_matrix((vals, (rows, cols)), shape=(n_rows, n))
+    b = np.zeros(n_rows)
+    b[:k] = 1.0
+    b[cap_rows] = np.tile(row_min, k)
+    b[lin_rows.ravel()] = (shifts - offset).T.ravel()
+    if privacy == "mi":
+        b[cone[0][: k * n_s] + 1] = 1.0
+    else:
+        b[first], b[first + 1] = 1.0, -1.0
+    obj = np.zeros(n)
+    obj[tcol.ravel()] = -1.0
+    sol = clarabel.DefaultSolver(sp.csc_matrix((n, n)), obj, a, b,
+                                 [clarabel.ZeroConeT(k), clarabel.NonnegativeConeT(2 * kw)] + cones,
+                                 _settings()).solve()
+    if str(sol.status) not in ("Solved", "AlmostSolved"):
+        return None
+    q = np.clip(np.asarray(sol.x)[qcol.T], 0.0, None)  # (n_s, k)
+    total = q.sum(axis=0)
+    return q / np.where(total > 0, total, 1.0) if np.all(total > 0) else None

@@ -1,0 +1,107 @@
+"""The primal-dual interior point of theory/finite/interior_dense.py and its certificate
+(interior_certified.py), against the cvxpy programs of program.py.
+
+The interior point's channel is only a candidate: these tests check its value
+against the independent cvxpy program, that its certified bound never exceeds
+that program's optimum (a bound above the optimum would be a false certificate),
+that the cleaning of the releases it is emptying is what makes the bound close,
+and that solve_finite falls back to its other solvers where it fails.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privbench.theory.finite import solve as solve_module
+from privbench.theory.finite import solve_finite
+from privbench.theory.finite.certificate import linearised_bound
+from privbench.theory.finite.data import finite_data
+from privbench.theory.finite.interior_certified import solve_interior_certified
+from privbench.theory.finite.interior_dense import solve_interior
+from privbench.theory.finite.leakage import MINORANT_SLOPES, SMOOTH_LEAKAGES
+from privbench.theory.finite.unused import best_unused_q, best_unused_qs
+
+GAP_TOL = 1e-7
+
+
+def _random_useful(m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A Dirichlet(1/2) joint on m x m with Hamming distortion, as the scale benchmark's."""
+    joint = np.random.default_rng(seed).dirichlet(np.full(m * m, 0.5)).reshape(m, m)
+    return joint, 1.0 - np.eye(m)
+
+
+@pytest.mark.parametrize("privacy", ["mi", "chi2"])
+@pytest.mark.parametrize("seed,m", [(0, 4), (1, 6), (10, 10), (20, 20)])
+@pytest.mark.parametrize("budget", [0.1, 0.3, 0.6])
+def test_the_certified_interior_point_matches_the_cvxpy_program(privacy, seed, m, budget):
+    joint, dist = _random_useful(m, seed)
+    data = finite_data(joint, dist, "useful")
+    if budget <= data.min_distortion:
+        pytest.skip("budget at or below the minimum distortion")
+    s = solve_interior_certified(data, budget, privacy, GAP_TOL)
+    assert s is not None
+    ref = solve_finite(joint, dist, budget, privacy, "useful", solver="cvxpy")
+    assert s.value - s.bound <= GAP_TOL * max(1.0, s.value)
+    assert s.bound <= ref.value + 1e-7  # the bound is a lower bound (up to cvxpy's own accuracy)
+    assert s.value == pytest.approx(ref.value, abs=2e-7)
+    assert np.allclose(s.channel.sum(axis=1), 1.0) and s.channel.min() >= 0.0
+    assert float((data.cost * s.channel).sum()) <= budget  # feasible exactly, not to a tolerance
+    assert SMOOTH_LEAKAGES[privacy](np.asarray(data.g_s @ s.channel), data.p_s).value == pytest.approx(s.value, abs=1e-15)
+
+
+def test_the_raw_interior_point_tangent_is_loose_where_releases_empty_and_the_cleaned_one_is_not():
+    """Random useful m = 20, mi, budget 0.3: two releases carry ~1e-10 of mass at the end, and their
+    posterior is noise; the tangent of the raw channel misses by > 1e-3, the cleaned one certifies."""
+    joint, dist = _random_useful(20, 20)
+    data = finite_data(joint, dist, "useful")
+    g = np.asarray(data.g_s.todense())
+    r = solve_interior("mi", g, data.p_s, data.cost, 0.3)
+    assert r is not None
+    lin = SMOOTH_LEAKAGES["mi"](g @ r.channel, data.p_s)
+    raw, _ = linearised_bound(lin.offset, g.T @ lin.slope, data.cost, 0.3, None, r.multiplier)
+    assert lin.value - raw > 1e-3
+    s = solve_interior_certified(data, 0.3, "mi", GAP_TOL)
+    assert s is not None and s.value - s.bound <= GAP_TOL * max(1.0, s.value)
+
+
+@pytest.mark.parametrize("privacy", ["mi", "chi2"])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_batched_unused_release_program_reaches_the_single_ones_objective(privacy, seed):
+    rng = np.random.default_rng(seed)
+    n_s, n_w, k = 3 + seed, 5 + seed, 3
+    g = rng.dirichlet(np.ones(n_s * n_w)).reshape(n_s, n_w)
+    p_s = g.sum(axis=1)
+    row_min, shifts = rng.normal(size=n_w) * 0.1, rng.random((n_w, k)) * 0.1
+    qs = best_unused_qs(privacy, g, p_s, row_min, shifts)
+    assert qs is not None and np.allclose(qs.sum(axis=0), 1.0)
+
+    def objective(q, j):
+        score = g.T @ MINORANT_SLOPES[privacy](q[:, None], p_s)[:, 0]
+        return np.minimum(row_min, score + shifts[:, j]).sum()
+
+    for j in range(k):
+        single = best_unused_q(privacy, g, p_s, row_min, shifts[:, j])
+        assert objective(qs[:, j], j) == pytest.approx(objective(single, j), abs=1e-8)
+
+
+@pytest.mark.parametrize("privacy", ["mi", "chi2"])
+def test_solve_finite_takes_the_interior_point_on_a_dense_program(privacy):
+    joint, dist = _random_useful(10, 10)
+    fast = solve_finite(joint, dist, 0.3, privacy, "useful")
+    ref = solve_finite(joint, dist, 0.3, privacy, "useful", solver="cvxpy")
+    assert fast.certificate["solver"] == "primal-dual interior point"
+    assert fast.certificate["certified"]
+    assert fast.value == pytest.approx(ref.value, abs=2e-7)
+
+
+@pytest.mark.parametrize("privacy", ["mi", "chi2"])
+def test_where_the_interior_point_fails_solve_finite_falls_back_and_still_certifies(privacy, monkeypatch):
+    joint, dist = _random_useful(10, 10)
+    monkeypatch.setattr(solve_module, "solve_interior_certified", lambda *a, **k: None)
+    solve_module._cached_model.cache_clear()
+    fast = solve_finite(joint, dist, 0.3, privacy, "useful")
+    ref = solve_finite(joint, dist, 0.3, privacy, "useful", solver="cvxpy")
+    assert fast.certificate["solver"] != "primal-dual interior point"
+    assert fast.certificate["certified"] and "fallback" not in fast.certificate
+    assert fast.value == pytest.approx(ref.value, abs=2e-7)
