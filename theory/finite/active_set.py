@@ -213,6 +213,8 @@ def meet_budget(channel: np.ndarray, data: FiniteData, budget: float) -> np.ndar
         return channel
     cheap = np.zeros_like(channel)
     cheap[np.arange(channel.shape[0]), data.cost.argmin(axis=1)] = 1.0
+    if dist <= data.min_distortion:  # a budget a rounding error below the minimum distortion (which the
+        return cheap  # solvers accept): the cheapest channel is as close as any (was a ZeroDivisionError)
     theta = (dist - budget) / (dist - data.min_distortion)
     for _ in range(60):  # rounding may leave the mixture a hair over: mix a little more
         theta = min(1.0, theta)
