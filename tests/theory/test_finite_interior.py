@@ -1,5 +1,6 @@
-"""The primal-dual interior point of theory/finite/interior_dense.py and its certificate
-(interior_certified.py), against the cvxpy programs of program.py.
+"""The primal-dual interior point of theory/finite/interior_dense.py (with the y-space Newton system of
+interior_full.py for the full observation) and its certificate (interior_certified.py), against the
+cvxpy programs of program.py.
 
 The interior point's channel is only a candidate: these tests check its value
 against the independent cvxpy program, that its certified bound never exceeds
@@ -17,8 +18,10 @@ from privbench.theory.finite import solve as solve_module
 from privbench.theory.finite import solve_finite
 from privbench.theory.finite.certificate import linearised_bound
 from privbench.theory.finite.data import finite_data
-from privbench.theory.finite.interior_certified import solve_interior_certified
-from privbench.theory.finite.interior_dense import solve_interior
+from privbench.theory.finite import interior_certified
+from privbench.theory.finite.interior_certified import interior_system, solve_interior_certified
+from privbench.theory.finite.interior_dense import DenseSystem, solve_interior
+from privbench.theory.finite.interior_full import FullSystem, one_s_per_w
 from privbench.theory.finite.leakage import MINORANT_SLOPES, SMOOTH_LEAKAGES
 from privbench.theory.finite.unused import best_unused_q, best_unused_qs
 
@@ -104,4 +107,44 @@ def test_where_the_interior_point_fails_solve_finite_falls_back_and_still_certif
     ref = solve_finite(joint, dist, 0.3, privacy, "useful", solver="cvxpy")
     assert fast.certificate["solver"] != "primal-dual interior point"
     assert fast.certificate["certified"] and "fallback" not in fast.certificate
+    assert fast.value == pytest.approx(ref.value, abs=2e-7)
+
+
+@pytest.mark.parametrize("privacy", ["mi", "chi2"])
+@pytest.mark.parametrize("seed,m", [(0, 3), (1, 5), (10, 8)])
+@pytest.mark.parametrize("budget", [0.1, 0.3, 0.6])
+def test_the_full_observation_system_matches_the_cvxpy_program(privacy, seed, m, budget):
+    """W = (S, U): one s per w, so the y-space Newton system of interior_full.py is the one used."""
+    joint, dist = _random_useful(m, seed)
+    data = finite_data(joint, dist, "full")
+    if budget <= data.min_distortion:
+        pytest.skip("budget at or below the minimum distortion")
+    assert isinstance(interior_system(data, privacy), FullSystem)
+    s = solve_interior_certified(data, budget, privacy, GAP_TOL)
+    assert s is not None
+    ref = solve_finite(joint, dist, budget, privacy, "full", solver="cvxpy")
+    assert s.value - s.bound <= GAP_TOL * max(1.0, s.value)
+    assert s.bound <= ref.value + 1e-7
+    assert s.value == pytest.approx(ref.value, abs=2e-7)
+    assert float((data.cost * s.channel).sum()) <= budget
+
+
+def test_the_system_follows_the_structure_of_p_s_w(monkeypatch):
+    joint, dist = _random_useful(6, 1)
+    full, useful = finite_data(joint, dist, "full"), finite_data(joint, dist, "useful")
+    assert one_s_per_w(full.g_s) and not one_s_per_w(useful.g_s)
+    assert isinstance(interior_system(useful, "mi"), DenseSystem)
+    assert isinstance(interior_system(full, "mi"), FullSystem)
+    monkeypatch.setattr(interior_certified, "FULL_MAX_N", 6 * 6 - 1)  # n_s n_z = 36: over the limit
+    assert interior_system(full, "mi") is None
+    assert solve_interior_certified(full, 0.3, "mi", GAP_TOL) is None
+
+
+@pytest.mark.parametrize("privacy", ["mi", "chi2"])
+def test_solve_finite_takes_the_interior_point_on_a_small_full_observation_program(privacy):
+    joint, dist = _random_useful(5, 1)  # |W| |Z| = 125 entries
+    fast = solve_finite(joint, dist, 0.3, privacy, "full")
+    ref = solve_finite(joint, dist, 0.3, privacy, "full", solver="cvxpy")
+    assert fast.certificate["solver"] == "primal-dual interior point"
+    assert fast.certificate["certified"]
     assert fast.value == pytest.approx(ref.value, abs=2e-7)

@@ -1,4 +1,5 @@
-"""The mi and chi2 programs by the interior point of ``interior_dense.py``, certified over every entry.
+"""The mi and chi2 programs by the interior point of ``interior_dense.py`` (with the Newton system of
+``interior_full.py`` where each w has one s), certified over every entry.
 
 The interior point leaves each release the optimum does not use with a vanishing
 mass (P(z) ~ 1e-10) whose posterior, and so whose tangent, is noise: the tangent
@@ -23,12 +24,13 @@ import numpy as np
 from .active_set import meet_budget
 from .certificate import linearised_bound
 from .data import FiniteData
-from .interior_dense import InteriorResult, solve_interior
+from .interior_dense import DenseSystem, InteriorResult, solve_interior
+from .interior_full import FULL_MAX_N, FullSystem, one_s_per_w
 from .leakage import MINORANT_SLOPES, Q_OF_SLOPE, SMOOTH_LEAKAGES
 from .mirror import SmoothResult
 from .unused import best_unused_qs
 
-__all__ = ["INTERIOR_MAX_W", "VANISH", "solve_interior_certified"]
+__all__ = ["INTERIOR_MAX_W", "VANISH", "interior_system", "solve_interior_certified"]
 
 VANISH = 1e-7  # releases with P(z) below this times the largest are dropped from the channel
 INTERIOR_MAX_W = 400  # observation alphabets up to this size: a step's n_z blocks of n_w x n_w
@@ -65,6 +67,22 @@ def _price_dropped(data: FiniteData, privacy: str, g: np.ndarray, scores: np.nda
     return out
 
 
+def interior_system(data: FiniteData, privacy: str) -> DenseSystem | FullSystem | None:
+    """The interior point's Newton system for this program, or None where neither fits: the y-space one
+    of ``interior_full.py`` where each w has one s (n_s n_z <= FULL_MAX_N), else the dense one of
+    ``interior_dense.py`` (n_w <= INTERIOR_MAX_W)."""
+    n_w, n_z = data.shape
+    if n_z < 2:
+        return None
+    if one_s_per_w(data.g_s):
+        if data.p_s.size * n_z > FULL_MAX_N:
+            return None
+        return FullSystem(privacy, data.g_s, data.p_s, data.cost)
+    if n_w > INTERIOR_MAX_W:
+        return None
+    return DenseSystem(privacy, np.asarray(data.g_s.todense()), data.p_s, data.cost)
+
+
 def solve_interior_certified(data: FiniteData, budget: float, privacy: str, tol: float
                              ) -> SmoothResult | None:
     """(channel, value, bound, multiplier) of the interior point's answer, or None where it fails.
@@ -73,14 +91,14 @@ def solve_interior_certified(data: FiniteData, budget: float, privacy: str, tol:
     stopped, until the certificate's relative gap is within ``tol``: the gap of the tangent bound
     can be a hundred times the barrier's (chi2, random joint, useful m = 50).
     """
-    n_w, n_z = data.shape
-    if n_w > INTERIOR_MAX_W or n_z < 2:
+    system = interior_system(data, privacy)
+    if system is None:
         return None
     g = np.asarray(data.g_s.todense())
     best: SmoothResult | None = None
     r = None
     for gap in GAPS:
-        r = solve_interior(privacy, g, data.p_s, data.cost, budget, gap, r)
+        r = solve_interior(privacy, g, data.p_s, data.cost, budget, gap, r, system=system)
         if r is None:
             return best
         s = _certify(data, privacy, g, r, budget)

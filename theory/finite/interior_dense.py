@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["GAP", "MAX_ITER", "TERMS", "InteriorResult", "solve_interior"]
+__all__ = ["GAP", "MAX_ITER", "TERMS", "DenseSystem", "InteriorResult", "Point", "solve_interior"]
 
 MAX_ITER = 80
 GAP = 1e-9  # stop once the total complementarity (the barrier's duality gap) is this small ...
@@ -50,7 +50,7 @@ class InteriorResult(NamedTuple):
     state: Any  # the iterate, for ``resume``
 
 
-class _Point(NamedTuple):
+class Point(NamedTuple):
     c: np.ndarray  # channel (n_w, n_z)
     lam: np.ndarray  # duals of C >= 0
     nu: np.ndarray  # duals of the row sums (n_w,)
@@ -92,7 +92,7 @@ def _chi2_terms(g: np.ndarray, y: np.ndarray, p_s: np.ndarray) -> tuple[np.ndarr
 TERMS = {"mi": _mi_terms, "chi2": _chi2_terms}
 
 
-def _factor(blocks: np.ndarray, pt: _Point, cost: np.ndarray) -> _Newton | None:
+def _factor(blocks: np.ndarray, pt: Point, cost: np.ndarray) -> _Newton | None:
     """Invert each block H_z + diag(lambda / C)[:, z]; the Schur complement of rows and budget."""
     n_w = cost.shape[0]
     diag = np.arange(n_w)
@@ -112,7 +112,7 @@ def _factor(blocks: np.ndarray, pt: _Point, cost: np.ndarray) -> _Newton | None:
     return _Newton(inv, inv_cost, schur)
 
 
-def _direction(nt: _Newton, pt: _Point, cost: np.ndarray, r_dual: np.ndarray, r_rows: np.ndarray,
+def _direction(nt: _Newton, pt: Point, cost: np.ndarray, r_dual: np.ndarray, r_rows: np.ndarray,
                r_budget: float, target: float, corr: np.ndarray | float, corr_b: float
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float] | None:
     """(dC, dlambda, dnu, ds, dbeta) toward C lambda = target (less the corrector terms)."""
@@ -142,26 +142,46 @@ def _scalar_step(x: float, dx: float) -> float:
     return -x / dx if dx < 0 else 1.0
 
 
-def _lengths(pt: _Point, d: tuple) -> tuple[float, float]:
+def _lengths(pt: Point, d: tuple) -> tuple[float, float]:
     dc, dlam, _, ds, dbeta = d
     a_p = min(_step_to_boundary(pt.c, dc), _scalar_step(pt.s, ds))
     a_d = min(_step_to_boundary(pt.lam, dlam), _scalar_step(pt.beta, dbeta))
     return a_p, a_d
 
 
-def _start(g: np.ndarray, cost: np.ndarray, budget: float) -> _Point:
+class DenseSystem:
+    """The Newton system of a dense G: one n_w x n_w Hessian block per release (module docstring)."""
+
+    def __init__(self, privacy: str, g: np.ndarray, p_s: np.ndarray, cost: np.ndarray) -> None:
+        self.terms, self.g, self.p_s, self.cost = TERMS[privacy], g, p_s, cost
+        self.p_w = g.sum(axis=0)
+        self.res_tol = RES_TOL
+
+    def gradient(self, pt: Point) -> tuple[np.ndarray, Any]:
+        """(dL/dC, what ``factor`` needs of this point)."""
+        slope, blocks = self.terms(self.g, self.g @ pt.c, self.p_s)
+        return self.g.T @ slope, blocks
+
+    def factor(self, pt: Point, blocks: Any) -> _Newton | None:
+        return _factor(blocks, pt, self.cost)
+
+    def direction(self, nt: Any, pt: Point, r_dual: np.ndarray, r_rows: np.ndarray, r_budget: float,
+                  target: float, corr: np.ndarray | float, corr_b: float) -> tuple | None:
+        return _direction(nt, pt, self.cost, r_dual, r_rows, r_budget, target, corr, corr_b)
+
+
+def _start(p_w: np.ndarray, cost: np.ndarray, budget: float) -> Point:
     n_w, n_z = cost.shape
     c = np.full((n_w, n_z), 1.0 / n_z)
-    p_w = g.sum(axis=0)
     lam = np.repeat(p_w[:, None], n_z, axis=1)
     s = max(budget - float((cost * c).sum()), 0.1 * budget, 1e-3)
     mu = float((c * lam).sum()) / c.size
-    return _Point(c, lam, np.zeros(n_w), s, mu / s)
+    return Point(c, lam, np.zeros(n_w), s, mu / s)
 
 
 def solve_interior(privacy: str, g: np.ndarray, p_s: np.ndarray, cost: np.ndarray, budget: float,
-                   gap: float = GAP, resume: InteriorResult | None = None, max_iter: int = MAX_ITER
-                   ) -> InteriorResult | None:
+                   gap: float = GAP, resume: InteriorResult | None = None, max_iter: int = MAX_ITER,
+                   system: Any = None) -> InteriorResult | None:
     """The program's optimal channel by Mehrotra's predictor-corrector (module docstring).
 
     Parameters
@@ -178,39 +198,43 @@ def solve_interior(privacy: str, g: np.ndarray, p_s: np.ndarray, cost: np.ndarra
         Stop once the total complementarity is below this (and the rows and budget hold to RES_TOL).
     resume : InteriorResult, optional
         Go on from where an earlier call on the same program stopped (for a smaller ``gap``).
+    system : optional
+        The Newton system (``gradient``, ``factor``, ``direction`` as :class:`DenseSystem`'s; e.g.
+        ``interior_full.FullSystem``); by default the dense one of ``g``.
     """
-    terms = TERMS[privacy]
-    pt = resume.state if resume is not None else _start(g, cost, budget)
+    if system is None:
+        system = DenseSystem(privacy, g, p_s, cost)
+    pt = resume.state if resume is not None else _start(system.p_w, cost, budget)
+    res_tol = system.res_tol
     n = pt.c.size + 1
     done = resume.iterations if resume is not None else 0
     for it in range(done + 1, done + max_iter + 1):
-        slope, blocks = terms(g, g @ pt.c, p_s)
-        grad = g.T @ slope
+        grad, cache = system.gradient(pt)
         r_dual = grad + pt.beta * cost - pt.lam - pt.nu[:, None]
         r_rows = 1.0 - pt.c.sum(axis=1)
         r_budget = budget - float((cost * pt.c).sum()) - pt.s
         mu = (float((pt.c * pt.lam).sum()) + pt.s * pt.beta) / n
-        if mu * n < gap and np.abs(r_rows).max() < RES_TOL and abs(r_budget) < RES_TOL * max(1.0, budget):
+        if mu * n < gap and np.abs(r_rows).max() < res_tol and abs(r_budget) < res_tol * max(1.0, budget):
             return _result(pt, it)
-        nt = _factor(blocks, pt, cost)
+        nt = system.factor(pt, cache)
         if nt is None:
             return None
-        aff = _direction(nt, pt, cost, r_dual, r_rows, r_budget, 0.0, 0.0, 0.0)
+        aff = system.direction(nt, pt, r_dual, r_rows, r_budget, 0.0, 0.0, 0.0)
         if aff is None:
             return None
         a_p, a_d = _lengths(pt, aff)
         mu_aff = (float(((pt.c + a_p * aff[0]) * (pt.lam + a_d * aff[1])).sum())
                   + (pt.s + a_p * aff[3]) * (pt.beta + a_d * aff[4])) / n
         sigma = min(1.0, (mu_aff / mu) ** 3)
-        d = _direction(nt, pt, cost, r_dual, r_rows, r_budget, sigma * mu, aff[0] * aff[1], aff[3] * aff[4])
+        d = system.direction(nt, pt, r_dual, r_rows, r_budget, sigma * mu, aff[0] * aff[1], aff[3] * aff[4])
         if d is None or not (np.isfinite(d[0]).all() and np.isfinite(d[1]).all() and np.isfinite(d[4])):
             return None
         a_p = a_d = min(1.0, _STEP * min(_lengths(pt, d)))
-        pt = _Point(pt.c + a_p * d[0], pt.lam + a_d * d[1], pt.nu + a_d * d[2], pt.s + a_p * d[3],
+        pt = Point(pt.c + a_p * d[0], pt.lam + a_d * d[1], pt.nu + a_d * d[2], pt.s + a_p * d[3],
                     pt.beta + a_d * d[4])
     return None
 
 
-def _result(pt: _Point, iterations: int) -> InteriorResult:
+def _result(pt: Point, iterations: int) -> InteriorResult:
     c = np.clip(pt.c, 0.0, None)
     return InteriorResult(c / c.sum(axis=1, keepdims=True), float(pt.beta), iterations, pt.lam, pt)
