@@ -59,12 +59,13 @@ ACTIVE_MAX = {"mi": 200_000, "chi2": 1_100_000}  # programs with more entries: m
 # in 23 CPU s, where mirror descent did not in 119 s; mi's stops with "InsufficientProgress")
 WHOLE_MAX = 400  # programs with at most this many entries: one interior-point solve on all of them ...
 WHOLE_FALLBACK_MAX = 5_000  # ... and up to this many, the same where the guessed support does not certify
-DENSE_PER_W = 2.0  # mi, chi2 with more than this many s per observation w (the useful observation: all n_s), or
-# exactly one (the full observation), try the primal-dual interior point of ``interior_certified.py``: first where the
-# program has at most WHOLE_MAX entries, else after the mirror-descent warm-up (which certifies the symmetric pair)
-INTERIOR_FIRST_N = 128  # ... and first, too, where each w has one s and n_s n_z is at most this (random joint,
-# full, m = 10: 7 ms, where the warm-up that does not certify cost another 7; the symmetric pair's warm-up certifies
-# in 2.7 ms, the interior point in 5.7; at m = 20: 79 ms against 5.5 ms)
+DENSE_PER_W = 2.0  # mi, chi2 with more than this many s per observation w (the useful observation: all n_s) try
+# the primal-dual interior point of ``interior_certified.py``: first where the program has at most WHOLE_MAX
+# entries, else after the mirror-descent warm-up (which certifies the symmetric pair)
+INTERIOR_FIRST_N = 128  # ... and where each w has exactly one s (the full observation), first where n_s n_z is at
+# most this, and not at all above it (random joint, full, m = 10: 7 ms, where the warm-up that does not certify
+# cost another 7; at m = 20 and 30 the interior point after the warm-up was slower than the support's program:
+# chi2 0.045 -> 0.090 s, 0.15 -> 0.59 s, mi 0.38 -> 0.56 s at m = 30, though mi 0.13 -> 0.094 s at m = 20)
 WARMUP = 30  # mirror-descent steps that guess the support of larger ones ...
 SEED_TOL = 1e-3  # ... the entries above this / n_z
 POLISH = 200  # mirror-descent steps from the interior point's solution ...
@@ -181,10 +182,10 @@ def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.n
         return s.channel, {"solver": "mirror descent", "iterations": s.iterations, "multiplier": s.multiplier,
                            "dual": s.bound}
     support = support_mask(data, budget)
-    one_s = one_s_per_w(data.g_s)
-    dense = support is None and (data.g_s.nnz > DENSE_PER_W * data.shape[0] or one_s)
-    first_ipm = data.cost.size <= WHOLE_MAX or (one_s and data.p_s.size * data.shape[1] <= INTERIOR_FIRST_N)
-    if dense and first_ipm:  # small: the primal-dual interior point first
+    dense = support is None and data.g_s.nnz > DENSE_PER_W * data.shape[0]
+    one_s = support is None and data.p_s.size * data.shape[1] <= INTERIOR_FIRST_N and one_s_per_w(data.g_s)
+    first_ipm = (dense and data.cost.size <= WHOLE_MAX) or one_s
+    if first_ipm:  # small: the primal-dual interior point first
         s = solve_interior_certified(data, budget, privacy, GAP_TOL)
         if s is not None and _certified(s):
             return s.channel, _interior_cert(s)
@@ -197,7 +198,7 @@ def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.n
     if first.value <= GAP_TOL or _certified(first):  # done (at perfect privacy: both leakages are >= 0)
         return first.channel, {"solver": "mirror descent", "iterations": first.iterations,
                                "multiplier": first.multiplier, "dual": max(first.bound, 0.0)}
-    if dense and not first_ipm:
+    if dense and not first_ipm:  # (not for one s per w: there the support's program below was faster at m >= 20)
         s = solve_interior_certified(data, budget, privacy, GAP_TOL)
         if s is not None and _certified(s):
             return s.channel, _interior_cert(s)
