@@ -16,6 +16,7 @@ import pytest
 
 from privbench.theory.finite import solve as solve_module
 from privbench.theory.finite import solve_finite
+from privbench.theory.finite.active_set import meet_budget
 from privbench.theory.finite.certificate import linearised_bound
 from privbench.theory.finite.data import finite_data
 from privbench.theory.finite import interior_certified
@@ -148,3 +149,18 @@ def test_solve_finite_takes_the_interior_point_on_a_small_full_observation_progr
     assert fast.certificate["solver"] == "primal-dual interior point"
     assert fast.certificate["certified"]
     assert fast.value == pytest.approx(ref.value, abs=2e-7)
+
+
+def test_meeting_the_budget_gives_no_mass_to_the_releases_the_channel_leaves_empty():
+    joint, dist = _random_useful(6, 3)
+    data = finite_data(joint, dist, "useful")
+    channel = np.zeros((6, 6))
+    channel[:, [1, 4]] = 0.5  # releases 1 and 4 only
+    used = channel.sum(axis=0) > 0
+    over = float((data.cost * channel).sum())
+    budget = 0.9 * over
+    out = meet_budget(channel, data, budget, used)
+    assert float((data.cost * out).sum()) <= budget
+    assert np.all(out[:, ~used] == 0.0) and np.allclose(out.sum(axis=1), 1.0)
+    plain = meet_budget(channel, data, budget)  # the cheapest release of each row: here z = w
+    assert np.any(plain[:, ~used] > 0.0)

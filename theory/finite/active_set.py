@@ -206,16 +206,29 @@ def _restricted(data: FiniteData, mask: np.ndarray, budget: float, privacy: str,
     return channel / sums, max(float(duals[budget_row]), 0.0), slope
 
 
-def meet_budget(channel: np.ndarray, data: FiniteData, budget: float) -> np.ndarray:
-    """Mix with each row's cheapest release just enough that E d <= budget exactly."""
+def meet_budget(channel: np.ndarray, data: FiniteData, budget: float, used: np.ndarray | None = None
+                ) -> np.ndarray:
+    """Mix with each row's cheapest release just enough that E d <= budget exactly.
+
+    ``used`` (bool, shape (n_z,)): mix with each row's cheapest of these releases instead, where that
+    channel meets the budget (so that no release the channel leaves empty gets a sliver of mass, whose
+    posterior would be noise)."""
     dist = float((data.cost * channel).sum())
     if dist <= budget:
         return channel
     cheap = np.zeros_like(channel)
-    cheap[np.arange(channel.shape[0]), data.cost.argmin(axis=1)] = 1.0
-    if dist <= data.min_distortion:  # a budget a rounding error below the minimum distortion (which the
+    floor = data.min_distortion
+    if used is not None and used.any():
+        pick = np.where(used[None, :], data.cost, np.inf).argmin(axis=1)
+        floor = float(data.cost[np.arange(channel.shape[0]), pick].sum())
+        if floor >= budget:
+            return meet_budget(channel, data, budget)
+        cheap[np.arange(channel.shape[0]), pick] = 1.0
+    else:
+        cheap[np.arange(channel.shape[0]), data.cost.argmin(axis=1)] = 1.0
+    if dist <= floor:  # a budget a rounding error below the minimum distortion (which the
         return cheap  # solvers accept): the cheapest channel is as close as any (was a ZeroDivisionError)
-    theta = (dist - budget) / (dist - data.min_distortion)
+    theta = (dist - budget) / (dist - floor)
     for _ in range(60):  # rounding may leave the mixture a hair over: mix a little more
         theta = min(1.0, theta)
         out = (1.0 - theta) * channel + theta * cheap

@@ -119,7 +119,7 @@ def _certify(data: FiniteData, privacy: str, g: np.ndarray, r: InteriorResult, b
     rows = channel.sum(axis=1, keepdims=True)
     if not np.all(rows > 0):
         return None
-    channel = meet_budget(channel / rows, data, budget)
+    channel = meet_budget(channel / rows, data, budget, ~dropped)
     lin = SMOOTH_LEAKAGES[privacy](g @ channel, data.p_s)
     dropped |= ~lin.used
     scores = g.T @ lin.slope
