@@ -35,17 +35,23 @@ def _random_useful(m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return joint, 1.0 - np.eye(m)
 
 
+CASES = [("useful", 0, 4), ("useful", 1, 6), ("useful", 10, 10), ("useful", 20, 20),
+         ("full", 0, 3), ("full", 1, 5), ("full", 10, 8)]
+
+
 @pytest.mark.parametrize("privacy", ["mi", "chi2"])
-@pytest.mark.parametrize("seed,m", [(0, 4), (1, 6), (10, 10), (20, 20)])
+@pytest.mark.parametrize("observation,seed,m", CASES)
 @pytest.mark.parametrize("budget", [0.1, 0.3, 0.6])
-def test_the_certified_interior_point_matches_the_cvxpy_program(privacy, seed, m, budget):
+def test_the_certified_interior_point_matches_the_cvxpy_program(privacy, observation, seed, m, budget):
+    """Useful: the dense Newton system; full (one s per w): the y-space one of interior_full.py."""
     joint, dist = _random_useful(m, seed)
-    data = finite_data(joint, dist, "useful")
+    data = finite_data(joint, dist, observation)
     if budget <= data.min_distortion:
         pytest.skip("budget at or below the minimum distortion")
+    assert isinstance(interior_system(data, privacy), FullSystem if observation == "full" else DenseSystem)
     s = solve_interior_certified(data, budget, privacy, GAP_TOL)
     assert s is not None
-    ref = solve_finite(joint, dist, budget, privacy, "useful", solver="cvxpy")
+    ref = solve_finite(joint, dist, budget, privacy, observation, solver="cvxpy")
     assert s.value - s.bound <= GAP_TOL * max(1.0, s.value)
     assert s.bound <= ref.value + 1e-7  # the bound is a lower bound (up to cvxpy's own accuracy)
     assert s.value == pytest.approx(ref.value, abs=2e-7)
@@ -109,25 +115,6 @@ def test_where_the_interior_point_fails_solve_finite_falls_back_and_still_certif
     assert fast.certificate["solver"] != "primal-dual interior point"
     assert fast.certificate["certified"] and "fallback" not in fast.certificate
     assert fast.value == pytest.approx(ref.value, abs=2e-7)
-
-
-@pytest.mark.parametrize("privacy", ["mi", "chi2"])
-@pytest.mark.parametrize("seed,m", [(0, 3), (1, 5), (10, 8)])
-@pytest.mark.parametrize("budget", [0.1, 0.3, 0.6])
-def test_the_full_observation_system_matches_the_cvxpy_program(privacy, seed, m, budget):
-    """W = (S, U): one s per w, so the y-space Newton system of interior_full.py is the one used."""
-    joint, dist = _random_useful(m, seed)
-    data = finite_data(joint, dist, "full")
-    if budget <= data.min_distortion:
-        pytest.skip("budget at or below the minimum distortion")
-    assert isinstance(interior_system(data, privacy), FullSystem)
-    s = solve_interior_certified(data, budget, privacy, GAP_TOL)
-    assert s is not None
-    ref = solve_finite(joint, dist, budget, privacy, "full", solver="cvxpy")
-    assert s.value - s.bound <= GAP_TOL * max(1.0, s.value)
-    assert s.bound <= ref.value + 1e-7
-    assert s.value == pytest.approx(ref.value, abs=2e-7)
-    assert float((data.cost * s.channel).sum()) <= budget
 
 
 def test_the_system_follows_the_structure_of_p_s_w(monkeypatch):
