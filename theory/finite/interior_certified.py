@@ -3,10 +3,11 @@
 
 The interior point leaves each release the optimum does not use with a vanishing
 mass (P(z) ~ 1e-10) whose posterior, and so whose tangent, is noise: the tangent
-bound of such a channel is loose by as much as 1e-2. So the channel is cleaned
-first (releases with P(z) below VANISH times the largest are dropped, rows
-renormalised, the budget met exactly), the tangent taken on the releases it
-uses, and each dropped release z priced by the pmf q whose minorant slope keeps
+bound of such a channel is loose by as much as 3e-2. So the channel is cleaned
+first (a release is dropped where every entry is headed for 0, C P(w) below its
+dual, or where its P(z) is below VANISH times the largest; rows renormalised; the
+budget met exactly by mixing with each row's cheapest used release), the tangent
+taken on the releases it uses, and each dropped release z priced by the pmf q whose minorant slope keeps
 every row's score sum_s P(s, w) m_s(q) + lambda A[w, z] (m: the minorant slope of
 ``leakage.py``) above the row's minimum over the used releases: the q whose slope
 meets those minima exactly (by the pseudo-inverse of G^T) where it clears them,
@@ -94,7 +95,7 @@ def solve_interior_certified(data: FiniteData, budget: float, privacy: str, tol:
     system = interior_system(data, privacy)
     if system is None:
         return None
-    g = np.asarray(data.g_s.todense())
+    g = system.g_dense
     best: SmoothResult | None = None
     r = None
     for gap in GAPS:

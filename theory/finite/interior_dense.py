@@ -154,6 +154,7 @@ class DenseSystem:
 
     def __init__(self, privacy: str, g: np.ndarray, p_s: np.ndarray, cost: np.ndarray) -> None:
         self.terms, self.g, self.p_s, self.cost = TERMS[privacy], g, p_s, cost
+        self.g_dense = g  # G, dense (the certificate's)
         self.p_w = g.sum(axis=0)
         self.res_tol = RES_TOL
 

@@ -91,6 +91,7 @@ class FullSystem:
         self.s_of_w = csc.indices.copy()
         self.gw = csc.data.copy()
         self.g = sp.csr_matrix(g_s)
+        self.g_dense = np.asarray(self.g.todense())  # the certificate's (n_s n_z <= FULL_MAX_N: small)
         self.g2 = sp.csr_matrix((self.gw ** 2, (self.s_of_w, np.arange(self.gw.size))), shape=g_s.shape)
         self.p_w = self.gw
         self.res_tol = RES_TOL

@@ -36,55 +36,10 @@ def best_unused_q(privacy: str, g_s: np.ndarray, p_s: np.ndarray, row_min: np.nd
     """The pmf q (shape (n_s,)) maximising sum_w min(row_min_w, score_w(q) + shift_w), or None.
 
     ``g_s`` is P(s, w) (dense, (n_s, n_w)) for the rows that may use the release (finite row_min).
-    Variables: q (n_s), u (n_s: log q for mi; u_0 = v for chi2), t (n_w).
+    The program of :func:`best_unused_qs` for one release.
     """
-    n_s, n_w = g_s.shape
-    n = 2 * n_s + n_w
-    qi, ui, ti = np.arange(n_s), n_s + np.arange(n_s), 2 * n_s + np.arange(n_w)
-    q_obj = np.zeros(n)
-    q_obj[ti] = -1.0
-    rows_cap = sp.coo_matrix((np.ones(n_w), (np.arange(n_w), ti)), shape=(n_w, n))  # t <= row_min
-    p_w = g_s.sum(axis=0)
-    if privacy == "mi":  # t_w <= sum_s P(s,w) (u_s - log P(s)) + shift_w
-        lin = sp.hstack([sp.csr_matrix((n_w, n_s)), sp.csr_matrix(-g_s.T), sp.identity(n_w)])
-        rhs = shift - g_s.T @ np.log(p_s)
-    else:  # t_w <= sum_s P(s,w) 2 q_s / P(s) - P(w) v + shift_w, v = u_0
-        vcol = np.zeros((n_w, n_s))
-        vcol[:, 0] = p_w
-        lin = sp.hstack([sp.csr_matrix(-2.0 * g_s.T / p_s), sp.csr_matrix(vcol), sp.identity(n_w)])
-        rhs = shift
-    simplex = sp.coo_matrix((np.ones(n_s), (np.zeros(n_s, dtype=int), qi)), shape=(1, n))
-    cones_a, cones_b, cones = _cones(privacy, p_s, n, qi, ui)
-    a = sp.vstack([simplex, rows_cap, lin, cones_a]).tocsc()
-    b = np.concatenate([[1.0], row_min, rhs, cones_b])
-    sol = clarabel.DefaultSolver(sp.csc_matrix((n, n)), q_obj, a, b,
-                                 [clarabel.ZeroConeT(1), clarabel.NonnegativeConeT(2 * n_w)] + cones,
-                                 _settings()).solve()
-    if str(sol.status) not in ("Solved", "AlmostSolved"):
-        return None
-    q = np.clip(np.asarray(sol.x)[qi], 0.0, None)
-    return q / q.sum() if q.sum() > 0 else None
-
-
-def _cones(privacy: str, p_s: np.ndarray, n: int, qi: np.ndarray, ui: np.ndarray
-           ) -> tuple[sp.coo_matrix, np.ndarray, list]:
-    n_s = p_s.size
-    if privacy == "mi":  # (u_s, 1, q_s) in K_exp: e^{u_s} <= q_s
-        r = 3 * np.arange(n_s)
-        mat = sp.coo_matrix((np.r_[-np.ones(n_s), -np.ones(n_s)], (np.r_[r, r + 2], np.r_[ui, qi])),
-                            shape=(3 * n_s, n))
-        b = np.zeros(3 * n_s)
-        b[r + 1] = 1.0
-        return mat, b, [clarabel.ExponentialConeT()] * n_s
-    # (v + 1, v - 1, 2 q / sqrt(P(s))) in the second-order cone: v >= sum q^2 / P(s); v = u_0;
-    # the other u are unused and pinned to 0 by zero rows of the cone (they do not enter)
-    rows = np.r_[0, 1, 2 + np.arange(n_s)]
-    cols = np.r_[ui[0], ui[0], qi]
-    vals = np.r_[-1.0, -1.0, -2.0 / np.sqrt(p_s)]
-    mat = sp.coo_matrix((vals, (rows, cols)), shape=(n_s + 2, n))
-    b = np.zeros(n_s + 2)
-    b[0], b[1] = 1.0, -1.0
-    return mat, b, [clarabel.SecondOrderConeT(n_s + 2)]
+    qs = best_unused_qs(privacy, g_s, p_s, row_min, np.asarray(shift, dtype=float)[:, None])
+    return None if qs is None else qs[:, 0]
 
 
 def best_unused_qs(privacy: str, g_s: np.ndarray, p_s: np.ndarray, row_min: np.ndarray, shifts: np.ndarray
@@ -132,6 +87,7 @@ def best_unused_qs(privacy: str, g_s: np.ndarray, p_s: np.ndarray, row_min: np.n
     vals = np.concatenate([np.ones(k * n_s), np.ones(2 * kw), lin_v, cone[2]])
     n = width * k
     a = sp.csc_matrix((vals, (rows, cols)), shape=(n_rows, n))
+    a.eliminate_zeros()  # a G with zeros (the full observation: one s per w) would leave them as entries
     b = np.zeros(n_rows)
     b[:k] = 1.0
     b[cap_rows] = np.tile(row_min, k)
