@@ -29,7 +29,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["GAP", "MAX_ITER", "TERMS", "DenseSystem", "InteriorResult", "Point", "solve_interior"]
+__all__ = ["GAP", "MAX_ITER", "TERMS", "DenseSystem", "InteriorResult", "Point", "chi2_ratios", "mi_slope",
+           "solve_interior"]
 
 MAX_ITER = 80
 GAP = 1e-9  # stop once the total complementarity (the barrier's duality gap) is this small ...
@@ -66,11 +67,22 @@ class _Newton(NamedTuple):
     schur: np.ndarray  # (n_w + 1, n_w + 1)
 
 
+def mi_slope(y: np.ndarray, p_s: np.ndarray, p_z: np.ndarray) -> np.ndarray:
+    """dI/dP(s,z) = log(P(s|z) / P(s)) at y = P(S, Z) (P(z) = ``p_z``), shared with ``interior_full.py``."""
+    with np.errstate(divide="ignore"):
+        return np.log(y / (p_s[:, None] * p_z[None, :]))
+
+
+def chi2_ratios(y: np.ndarray, p_s: np.ndarray, p_z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(r = P(s|z) / P(s), Q = sum_s P(s) r_s^2 per z) at y = P(S, Z); the chi2 slope is 2 r - Q."""
+    r = y / (p_s[:, None] * p_z[None, :])
+    return r, (p_s[:, None] * r * r).sum(axis=0)
+
+
 def _mi_terms(g: np.ndarray, y: np.ndarray, p_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """I(S;Z): the slope dI/dP(s,z) = log(P(s|z) / P(s)) and the blocks G^T diag(1/y) G - P(W) P(W)^T / P(z)."""
     p_w, p_z = g.sum(axis=0), y.sum(axis=0)
-    with np.errstate(divide="ignore"):
-        slope = np.log(y / (p_s[:, None] * p_z[None, :]))
+    slope = mi_slope(y, p_s, p_z)
     blocks = (g.T[None, :, :] / y.T[:, None, :]) @ g[None, :, :]
     blocks -= (p_w[None, :, None] * p_w[None, None, :]) / p_z[:, None, None]
     return slope, blocks
@@ -80,8 +92,7 @@ def _chi2_terms(g: np.ndarray, y: np.ndarray, p_s: np.ndarray) -> tuple[np.ndarr
     """chi2 = sum_z sum_s y_s^2 / (P(s) P(z)) - 1: with r = P(s|z) / P(s) and Q = sum_s P(s) r_s^2, the slope
     2 r - Q and the blocks (2 / P(z)) G^T (diag(1/P(S)) - r 1^T - 1 r^T + Q 1 1^T) G (G^T 1 = P(W))."""
     p_w, p_z = g.sum(axis=0), y.sum(axis=0)
-    r = y / (p_s[:, None] * p_z[None, :])
-    q = (p_s[:, None] * r * r).sum(axis=0)
+    r, q = chi2_ratios(y, p_s, p_z)
     gr = (g.T @ r).T  # (n_z, n_w)
     k0 = (g.T / p_s[None, :]) @ g
     blocks = k0[None, :, :] - gr[:, :, None] * p_w[None, None, :] - p_w[None, :, None] * gr[:, None, :]

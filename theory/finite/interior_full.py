@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgWarning, lu_factor, lu_solve
 
-from .interior_dense import Point
+from .interior_dense import Point, chi2_ratios, mi_slope
 
 __all__ = ["FULL_MAX_N", "FullSystem", "one_s_per_w"]
 
@@ -48,8 +48,7 @@ def one_s_per_w(g_s: sp.spmatrix) -> bool:
 def _mi_hessian(y: np.ndarray, p_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(slope log(P(s|z) / P(s)), Hessian blocks diag(1 / y_z) - 1 1^T / P(z), shape (n_z, n_s, n_s))."""
     p_z = y.sum(axis=0)
-    with np.errstate(divide="ignore"):
-        slope = np.log(y / (p_s[:, None] * p_z[None, :]))
+    slope = mi_slope(y, p_s, p_z)
     n_s = y.shape[0]
     hess = np.repeat((-1.0 / p_z)[:, None, None], n_s, axis=1).repeat(n_s, axis=2)
     hess[:, np.arange(n_s), np.arange(n_s)] += (1.0 / y).T
@@ -59,8 +58,7 @@ def _mi_hessian(y: np.ndarray, p_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 def _chi2_hessian(y: np.ndarray, p_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(slope 2 r - Q, blocks (2 / P(z)) (diag(1 / P(S)) - r 1^T - 1 r^T + Q 1 1^T)), r = P(s|z) / P(s)."""
     p_z = y.sum(axis=0)
-    r = y / (p_s[:, None] * p_z[None, :])
-    q = (p_s[:, None] * r * r).sum(axis=0)
+    r, q = chi2_ratios(y, p_s, p_z)
     n_s = y.shape[0]
     hess = q[:, None, None] - r.T[:, :, None] - r.T[:, None, :]
     hess[:, np.arange(n_s), np.arange(n_s)] += 1.0 / p_s
