@@ -27,6 +27,7 @@ from .certificate import linearised_bound
 from .data import FiniteData
 from .interior_dense import DenseSystem, InteriorResult, solve_interior
 from .interior_full import FULL_MAX_N, FullSystem, one_s_per_w
+from .interior_lowrank import LowRankSystem
 from .leakage import MINORANT_SLOPES, Q_OF_SLOPE, SMOOTH_LEAKAGES
 from .mirror import SmoothResult
 from .unused import best_unused_qs
@@ -36,6 +37,9 @@ __all__ = ["INTERIOR_MAX_W", "VANISH", "interior_system", "solve_interior_certif
 VANISH = 1e-7  # releases with P(z) below this times the largest are dropped from the channel
 INTERIOR_MAX_W = 400  # observation alphabets up to this size: a step's n_z blocks of n_w x n_w
 GAPS = (1e-9, 1e-11, 1e-13)  # the barrier gaps tried in turn
+LOW_RANK_ARRAYS = 5  # (n_s, n_z, n_z) arrays of the low-rank solve (P's blocks, A, its inverse, A^-1 P, a product)
+LOW_RANK_BYTES = 80  # ... which with the dense G may take this many bytes per unknown (half the first-order
+# solver's estimate in ``size.py``, which bounds the interior point's (n_w, n_z) arrays)
 
 
 def _price_dropped(data: FiniteData, privacy: str, g: np.ndarray, scores: np.ndarray, dropped: np.ndarray,
@@ -69,16 +73,20 @@ def _price_dropped(data: FiniteData, privacy: str, g: np.ndarray, scores: np.nda
 
 
 def interior_system(data: FiniteData, privacy: str) -> DenseSystem | FullSystem | None:
-    """The interior point's Newton system for this program, or None where neither fits: the y-space one
-    of ``interior_full.py`` where each w has one s (n_s n_z <= FULL_MAX_N), else the dense one of
-    ``interior_dense.py`` (n_w <= INTERIOR_MAX_W)."""
+    """The interior point's Newton system for this program, or None where none fits. Where each w has one s:
+    the y-space one of ``interior_full.py`` (n_s n_z <= FULL_MAX_N), above that its low-rank solve of
+    ``interior_lowrank.py`` (where its n_s blocks of n_z x n_z and the dense G take at most LOW_RANK_BYTES
+    per unknown); else the dense one of ``interior_dense.py`` (n_w <= INTERIOR_MAX_W)."""
     n_w, n_z = data.shape
     if n_z < 2:
         return None
     if one_s_per_w(data.g_s):
-        if data.p_s.size * n_z > FULL_MAX_N:
+        n_s = data.p_s.size
+        if n_s * n_z <= FULL_MAX_N:
+            return FullSystem(privacy, data.g_s, data.p_s, data.cost)
+        if 8 * (LOW_RANK_ARRAYS * n_s * n_z * n_z + n_s * n_w) > LOW_RANK_BYTES * n_w * n_z:
             return None
-        return FullSystem(privacy, data.g_s, data.p_s, data.cost)
+        return LowRankSystem(privacy, data.g_s, data.p_s, data.cost)
     if n_w > INTERIOR_MAX_W:
         return None
     return DenseSystem(privacy, np.asarray(data.g_s.todense()), data.p_s, data.cost)
@@ -99,7 +107,8 @@ def solve_interior_certified(data: FiniteData, budget: float, privacy: str, tol:
     best: SmoothResult | None = None
     r = None
     for gap in GAPS:
-        r = solve_interior(privacy, g, data.p_s, data.cost, budget, gap, r, system=system)
+        r = solve_interior(privacy, g, data.p_s, data.cost, budget, gap, r, system=system,
+                           floor=tol if system.stops_at_zero else None)
         if r is None:
             return best
         s = _certify(data, privacy, g, r, budget)

@@ -163,6 +163,8 @@ def _lengths(pt: Point, d: tuple) -> tuple[float, float]:
 class DenseSystem:
     """The Newton system of a dense G: one n_w x n_w Hessian block per release (module docstring)."""
 
+    stops_at_zero = False  # whether ``solve_interior_certified`` passes its tolerance as ``floor``
+
     def __init__(self, privacy: str, g: np.ndarray, p_s: np.ndarray, cost: np.ndarray) -> None:
         self.terms, self.g, self.p_s, self.cost = TERMS[privacy], g, p_s, cost
         self.g_dense = g  # G, dense (the certificate's)
@@ -193,7 +195,7 @@ def _start(p_w: np.ndarray, cost: np.ndarray, budget: float) -> Point:
 
 def solve_interior(privacy: str, g: np.ndarray, p_s: np.ndarray, cost: np.ndarray, budget: float,
                    gap: float = GAP, resume: InteriorResult | None = None, max_iter: int = MAX_ITER,
-                   system: Any = None) -> InteriorResult | None:
+                   system: Any = None, floor: float | None = None) -> InteriorResult | None:
     """The program's optimal channel by Mehrotra's predictor-corrector (module docstring).
 
     Parameters
@@ -213,6 +215,10 @@ def solve_interior(privacy: str, g: np.ndarray, p_s: np.ndarray, cost: np.ndarra
     system : optional
         The Newton system (``gradient``, ``factor``, ``direction`` as :class:`DenseSystem`'s; e.g.
         ``interior_full.FullSystem``); by default the dense one of ``g``.
+    floor : float, optional
+        Also stop at an iterate whose rows hold to RES_TOL, that meets the budget and whose leakage
+        (<dL/dC, C>, less 1 for chi2: F is homogeneous of degree 1) is at most this: perfect privacy,
+        which the caller certifies with the bound 0.
     """
     if system is None:
         system = DenseSystem(privacy, g, p_s, cost)
@@ -224,9 +230,13 @@ def solve_interior(privacy: str, g: np.ndarray, p_s: np.ndarray, cost: np.ndarra
         grad, cache = system.gradient(pt)
         r_dual = grad + pt.beta * cost - pt.lam - pt.nu[:, None]
         r_rows = 1.0 - pt.c.sum(axis=1)
-        r_budget = budget - float((cost * pt.c).sum()) - pt.s
+        spent = float((cost * pt.c).sum())
+        r_budget = budget - spent - pt.s
         mu = (float((pt.c * pt.lam).sum()) + pt.s * pt.beta) / n
         if mu * n < gap and np.abs(r_rows).max() < res_tol and abs(r_budget) < res_tol * max(1.0, budget):
+            return _result(pt, it)
+        if floor is not None and spent <= budget and np.abs(r_rows).max() < res_tol and (
+                float((grad * pt.c).sum()) - (1.0 if privacy == "chi2" else 0.0) <= floor):
             return _result(pt, it)
         nt = system.factor(pt, cache)
         if nt is None:

@@ -24,7 +24,7 @@ observation up to N ~ 1,000 (m = 30).
 from __future__ import annotations
 
 import warnings
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,9 +32,10 @@ from scipy.linalg import LinAlgWarning, lu_factor, lu_solve
 
 from .interior_dense import Point, chi2_ratios, mi_slope
 
-__all__ = ["FULL_MAX_N", "FullSystem", "one_s_per_w"]
+__all__ = ["FULL_MAX_N", "HESSIANS", "FullSystem", "one_s_per_w"]
 
-FULL_MAX_N = 1_200  # n_s n_z up to this: the N x N system is factorised densely
+FULL_MAX_N = 144  # n_s n_z up to this: the N x N system is factorised densely (above it the low-rank solve of
+# ``interior_lowrank.py`` is faster: random joint, full, m = 14: 22-25 against 25-30 ms, m = 16: 32-35 against 41-47)
 RES_TOL = 1e-9  # the row sums and the budget to this at the end (not 1e-12 as the dense system's: the
 # projections leave ~1e-12 in the row sums, and chi2 on the random joint m = 10 then never stopped);
 # the channel is renormalised and made to meet the budget before it is certified anyway
@@ -72,7 +73,7 @@ class _Step(NamedTuple):
     dinv: np.ndarray  # C / lambda
     d: np.ndarray  # its row sums
     hess: np.ndarray  # (n_z, n_s, n_s)
-    lu: Any
+    solve: Callable[[np.ndarray], np.ndarray]  # v -> (I + P H_y)^-1 v
     pc: np.ndarray  # proj(A)
     b: np.ndarray  # G proj(A), (n_s, n_z)
     u_b: np.ndarray  # (I + P H_y)^-1 b
@@ -83,13 +84,15 @@ class _Step(NamedTuple):
 class FullSystem:
     """The y-space Newton system (module docstring) for a G with one s per w."""
 
+    stops_at_zero = False  # (``solve_interior``'s ``floor``; see ``interior_lowrank.py``)
+
     def __init__(self, privacy: str, g_s: sp.spmatrix, p_s: np.ndarray, cost: np.ndarray) -> None:
         self.hessian, self.p_s, self.cost = HESSIANS[privacy], p_s, cost
         csc = g_s.tocsc()
         self.s_of_w = csc.indices.copy()
         self.gw = csc.data.copy()
         self.g = sp.csr_matrix(g_s)
-        self.g_dense = np.asarray(self.g.todense())  # the certificate's (n_s n_z <= FULL_MAX_N: small)
+        self.g_dense = np.asarray(self.g.todense())  # the certificate's
         self.g2 = sp.csr_matrix((self.gw ** 2, (self.s_of_w, np.arange(self.gw.size))), shape=g_s.shape)
         self.p_w = self.gw
         self.res_tol = RES_TOL
@@ -102,20 +105,34 @@ class FullSystem:
     def _proj(self, dinv: np.ndarray, d: np.ndarray, x: np.ndarray) -> np.ndarray:
         return dinv * x - dinv * ((dinv * x).sum(axis=1) / d)[:, None]
 
-    def _h(self, hess: np.ndarray, v: np.ndarray) -> np.ndarray:
+    def h_times(self, hess: Any, v: np.ndarray) -> np.ndarray:
         """H_y v for v of shape (n_s, n_z)."""
         return np.einsum("zst,tz->sz", hess, v)
 
     def factor(self, pt: Point, hess: Any) -> _Step | None:
         dinv = pt.c / pt.lam
         d = dinv.sum(axis=1)
-        n_s, n_z = hess.shape[1], hess.shape[0]
+        n_s, n_z = self.p_s.size, pt.c.shape[1]
         p = np.zeros((n_s, n_z, n_z))
         scaled = dinv * np.sqrt(self.gw ** 2 / d)[:, None]
         for s, rows in enumerate(self.groups):
             p[s] = -scaled[rows].T @ scaled[rows]
         diag = np.asarray(self.g2 @ dinv)  # (n_s, n_z)
         p[:, np.arange(n_z), np.arange(n_z)] += diag
+        solve = self.y_solver(p, hess)
+        if solve is None:
+            return None
+        pc = self._proj(dinv, d, self.cost)
+        b = np.asarray(self.g @ pc)
+        u_b = solve(b)
+        h_ub = self.h_times(hess, u_b)
+        denom = float((b * h_ub).sum()) - float((pc * self.cost).sum()) - pt.s / pt.beta
+        return _Step(dinv, d, hess, solve, pc, b, u_b, h_ub, denom)
+
+    def y_solver(self, p: np.ndarray, hess: Any) -> Callable[[np.ndarray], np.ndarray] | None:
+        """v -> (I + P H_y)^-1 v for v of shape (n_s, n_z), P's blocks ``p`` (n_s, n_z, n_z): one dense
+        LU of the N x N system; None where it is singular or not finite."""
+        n_s, n_z = p.shape[0], p.shape[1]
         big = p[:, :, None, :] * hess.transpose(1, 2, 0)[:, None, :, :]  # (s, z, t, y)
         n = n_s * n_z
         m = big.reshape(n, n)
@@ -128,12 +145,7 @@ class FullSystem:
                 lu = lu_factor(m, check_finite=False)
         except (np.linalg.LinAlgError, LinAlgWarning, ValueError):
             return None
-        pc = self._proj(dinv, d, self.cost)
-        b = np.asarray(self.g @ pc)
-        u_b = lu_solve(lu, b.ravel(), check_finite=False).reshape(n_s, n_z)
-        h_ub = self._h(hess, u_b)
-        denom = float((b * h_ub).sum()) - float((pc * self.cost).sum()) - pt.s / pt.beta
-        return _Step(dinv, d, hess, lu, pc, b, u_b, h_ub, denom)
+        return lambda v: lu_solve(lu, v.ravel(), check_finite=False).reshape(n_s, n_z)
 
     def direction(self, nt: _Step, pt: Point, r_dual: np.ndarray, r_rows: np.ndarray, r_budget: float,
                   target: float, corr: np.ndarray | float, corr_b: float) -> tuple:
@@ -141,9 +153,8 @@ class FullSystem:
         r3 = r_budget - (target - pt.s * pt.beta - corr_b) / pt.beta
         base = nt.dinv * (r_rows / nt.d)[:, None]
         a = np.asarray(self.g @ (self._proj(nt.dinv, nt.d, r1) + base))
-        n_s, n_z = a.shape
-        u_a = lu_solve(nt.lu, a.ravel(), check_finite=False).reshape(n_s, n_z)
-        h_ua = self._h(nt.hess, u_a)
+        u_a = nt.solve(a)
+        h_ua = self.h_times(nt.hess, u_a)
         dbeta = (r3 - float((nt.pc * r1).sum()) + float((nt.b * h_ua).sum())
                  - float((self.cost * base).sum())) / nt.denom
         xi = h_ua - dbeta * nt.h_ub

@@ -63,9 +63,9 @@ DENSE_PER_W = 2.0  # mi, chi2 with more than this many s per observation w (the 
 # the primal-dual interior point of ``interior_certified.py``: first where the program has at most WHOLE_MAX
 # entries, else after the mirror-descent warm-up (which certifies the symmetric pair)
 INTERIOR_FIRST_N = 128  # ... and where each w has exactly one s (the full observation), first where n_s n_z is at
-# most this, and not at all above it (random joint, full, m = 10: 7 ms, where the warm-up that does not certify
-# cost another 7; at m = 20 and 30 the interior point after the warm-up was slower than the support's program:
-# chi2 0.045 -> 0.090 s, 0.15 -> 0.59 s, mi 0.38 -> 0.56 s at m = 30, though mi 0.13 -> 0.094 s at m = 20)
+# most this (random joint, full, m = 10: 7 ms, where the warm-up that does not certify cost another 7), after
+# the warm-up above it (with the low-rank solve of ``interior_lowrank.py``), also where the program is over
+# ACTIVE_MAX
 WARMUP = 30  # mirror-descent steps that guess the support of larger ones ...
 SEED_TOL = 1e-3  # ... the entries above this / n_z
 POLISH = 200  # mirror-descent steps from the interior point's solution ...
@@ -170,6 +170,13 @@ def _interior_cert(s: SmoothResult) -> dict[str, Any]:
             "dual": s.bound}
 
 
+def _mirror(data: FiniteData, budget: float, privacy: str, warm: np.ndarray | None, steps: int
+            ) -> tuple[np.ndarray, dict[str, Any]]:
+    s = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=steps)
+    return s.channel, {"solver": "mirror descent", "iterations": s.iterations, "multiplier": s.multiplier,
+                       "dual": s.bound}
+
+
 def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.ndarray | None
                           ) -> tuple[np.ndarray, dict[str, Any]]:
     """mi, chi2: a short mirror descent (its answer, where it certifies already), then the
@@ -177,13 +184,13 @@ def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.n
     from its solution, then mirror descent alone where that does not certify."""
     data = model.data
     steps = int(min(MAX_ITER, max(200, MAX_WORK / data.cost.size)))
-    if data.cost.size > ACTIVE_MAX[privacy]:  # the interior point's program would be too large: mirror descent
-        s = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=steps)
-        return s.channel, {"solver": "mirror descent", "iterations": s.iterations, "multiplier": s.multiplier,
-                           "dual": s.bound}
     support = support_mask(data, budget)
+    one_s_all = support is None and one_s_per_w(data.g_s)
+    big = data.cost.size > ACTIVE_MAX[privacy]  # the support's program would be too large: mirror descent,
+    if big and not one_s_all:  # after the low-rank interior point where each w has one s
+        return _mirror(data, budget, privacy, warm, steps)
     dense = support is None and data.g_s.nnz > DENSE_PER_W * data.shape[0]
-    one_s = support is None and data.p_s.size * data.shape[1] <= INTERIOR_FIRST_N and one_s_per_w(data.g_s)
+    one_s = one_s_all and data.p_s.size * data.shape[1] <= INTERIOR_FIRST_N
     first_ipm = (dense and data.cost.size <= WHOLE_MAX) or one_s
     if first_ipm:  # small: the primal-dual interior point first
         s = solve_interior_certified(data, budget, privacy, GAP_TOL)
@@ -198,10 +205,12 @@ def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.n
     if first.value <= GAP_TOL or _certified(first):  # done (at perfect privacy: both leakages are >= 0)
         return first.channel, {"solver": "mirror descent", "iterations": first.iterations,
                                "multiplier": first.multiplier, "dual": max(first.bound, 0.0)}
-    if dense and not first_ipm:  # (not for one s per w: there the support's program below was faster at m >= 20)
+    if (dense or one_s_all) and not first_ipm:
         s = solve_interior_certified(data, budget, privacy, GAP_TOL)
         if s is not None and _certified(s):
             return s.channel, _interior_cert(s)
+    if big:
+        return _mirror(data, budget, privacy, warm, steps)
     seed = first.channel > SEED_TOL / data.shape[1]
     if warm is not None:
         seed |= warm > SEED_TOL / data.shape[1]
