@@ -78,6 +78,17 @@ def _chi2_low_rank(y: np.ndarray, p_s: np.ndarray) -> tuple[np.ndarray, LowRankH
 LOW_RANK = {"mi": _mi_low_rank, "chi2": _chi2_low_rank}
 
 
+def _capacitance(hess: LowRankHessian, q: np.ndarray) -> np.ndarray:
+    """W U^T A^-1 P U as (n_z, k, n_z, k): sum_c W[y, a, c] sum_s V[s, y, c] Q_s[y, z] V[s, z, b], one
+    batched product over y per b (3 ms at n_s = n_z = 100, k = 2, where one einsum took 21)."""
+    n_z, k = hess.w.shape[0], hess.w.shape[1]
+    vt = hess.v.transpose(1, 2, 0)  # (y, c, s)
+    m = np.empty((n_z, k, n_z, k))
+    for b in range(k):
+        m[:, :, :, b] = vt @ (q * hess.v[:, None, :, b]).transpose(1, 0, 2)
+    return (hess.w @ m.reshape(n_z, k, n_z * k)).reshape(n_z, k, n_z, k)
+
+
 class LowRankSystem(FullSystem):
     """:class:`~.interior_full.FullSystem` with the y-space system solved by the Woodbury identity
     (module docstring)."""
@@ -109,8 +120,7 @@ class LowRankSystem(FullSystem):
                 warnings.simplefilter("error", LinAlgWarning)
                 a_inv = np.linalg.inv(a)
                 q = a_inv @ p  # (n_s, n_z, n_z): A_s^-1 P_s
-                cap = np.einsum("yac,syc,syz,szb->yazb", hess.w, hess.v, q, hess.v, optimize=True)
-                cap = cap.reshape(n_z * k, n_z * k)
+                cap = _capacitance(hess, q).reshape(n_z * k, n_z * k)
                 cap[np.arange(n_z * k), np.arange(n_z * k)] += 1.0
                 lu = lu_factor(cap, check_finite=False)
         except (np.linalg.LinAlgError, LinAlgWarning, ValueError):

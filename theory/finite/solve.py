@@ -201,7 +201,10 @@ def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.n
         if s.channel.size and _certified(s):
             return s.channel, {"solver": "interior point", "multiplier": s.multiplier, "dual": s.bound}
     # a short mirror descent from the neighbouring budget's channel (or uniform) guesses the support
-    first = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=WARMUP, check_every=WARMUP // 3)
+    # (a third of it where the interior point follows for every program: the symmetric pair certifies at the
+    # first check, 11 steps, and the random joint pays for the rest: 1.5 of 2.2 s at full, m = 100)
+    first = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=WARMUP // 3 if one_s_all else WARMUP,
+                         check_every=WARMUP // 3)
     if first.value <= GAP_TOL or _certified(first):  # done (at perfect privacy: both leakages are >= 0)
         return first.channel, {"solver": "mirror descent", "iterations": first.iterations,
                                "multiplier": first.multiplier, "dual": max(first.bound, 0.0)}
