@@ -17,8 +17,9 @@ that dy = G dC solves the N x N system
 P = G proj G^T, block-diagonal by s (n_z x n_z blocks, since the groups of rows
 are disjoint); the budget's multiplier dbeta follows from one scalar equation.
 One LU factorisation of I + P H_y per step serves the predictor, the corrector
-and the budget's right-hand side. A step costs about N^3 / 3 flops: the full
-observation up to N ~ 1,000 (m = 30).
+and the budget's right-hand side. A step costs about N^3 / 3 flops: used up to
+N = FULL_MAX_N; above it ``interior_lowrank.py`` solves the same system through
+the structure of H_y (a diagonal plus low rank per release).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ HESSIANS = {"mi": _mi_hessian, "chi2": _chi2_hessian}
 class _Step(NamedTuple):
     dinv: np.ndarray  # C / lambda
     d: np.ndarray  # its row sums
-    hess: np.ndarray  # (n_z, n_s, n_s)
+    hess: Any  # H_y: (n_z, n_s, n_s) blocks, or ``interior_lowrank.LowRankHessian``
     solve: Callable[[np.ndarray], np.ndarray]  # v -> (I + P H_y)^-1 v
     pc: np.ndarray  # proj(A)
     b: np.ndarray  # G proj(A), (n_s, n_z)

@@ -179,9 +179,11 @@ def _mirror(data: FiniteData, budget: float, privacy: str, warm: np.ndarray | No
 
 def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.ndarray | None
                           ) -> tuple[np.ndarray, dict[str, Any]]:
-    """mi, chi2: a short mirror descent (its answer, where it certifies already), then the
-    restricted interior-point program on the support it suggests, polished by mirror descent
-    from its solution, then mirror descent alone where that does not certify."""
+    """mi, chi2: the primal-dual interior point first on small programs (module constants); else a short
+    mirror descent (its answer, where it certifies already), then the primal-dual interior point where
+    P(S, W) is dense or has one s per w, then the restricted interior-point program on the support the
+    mirror descent suggests, polished by mirror descent from its solution, then mirror descent alone
+    where that does not certify."""
     data = model.data
     steps = int(min(MAX_ITER, max(200, MAX_WORK / data.cost.size)))
     support = support_mask(data, budget)
@@ -202,7 +204,7 @@ def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.n
             return s.channel, {"solver": "interior point", "multiplier": s.multiplier, "dual": s.bound}
     # a short mirror descent from the neighbouring budget's channel (or uniform) guesses the support
     # (a third of it where the interior point follows for every program: the symmetric pair certifies at the
-    # first check, 11 steps, and the random joint pays for the rest: 1.5 of 2.2 s at full, m = 100)
+    # first check, and the random joint paid for the rest: 1.5 of 2.2 s at full, m = 100)
     first = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=WARMUP // 3 if one_s_all else WARMUP,
                          check_every=WARMUP // 3)
     if first.value <= GAP_TOL or _certified(first):  # done (at perfect privacy: both leakages are >= 0)
