@@ -80,7 +80,9 @@ def test_the_system_is_low_rank_above_the_dense_limit_and_none_where_it_would_no
     assert 13 * 13 > FULL_MAX_N
     data = finite_data(joint, dist, "full")
     assert isinstance(interior_system(data, "mi"), LowRankSystem)
-    monkeypatch.setattr(interior_certified, "LOW_RANK_BYTES", 0)
+    monkeypatch.setenv("PRIVBENCH_FINITE_MEMORY_LIMIT", str(10**6))  # the arrays take about 0.55 MB here
+    assert isinstance(interior_system(data, "mi"), LowRankSystem)
+    monkeypatch.setenv("PRIVBENCH_FINITE_MEMORY_LIMIT", str(200 * 169 * 13))  # below the arrays' bytes
     assert interior_system(data, "mi") is None
     assert solve_interior_certified(data, 0.3, "mi", GAP_TOL) is None
 

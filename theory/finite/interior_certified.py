@@ -30,6 +30,7 @@ from .interior_full import FULL_MAX_N, FullSystem, one_s_per_w
 from .interior_lowrank import LowRankSystem
 from .leakage import MINORANT_SLOPES, Q_OF_SLOPE, SMOOTH_LEAKAGES
 from .mirror import SmoothResult
+from .size import memory_limit
 from .unused import best_unused_qs
 
 __all__ = ["INTERIOR_MAX_W", "VANISH", "interior_system", "solve_interior_certified"]
@@ -38,8 +39,9 @@ VANISH = 1e-7  # releases with P(z) below this times the largest are dropped fro
 INTERIOR_MAX_W = 400  # observation alphabets up to this size: a step's n_z blocks of n_w x n_w
 GAPS = (1e-9, 1e-11, 1e-13)  # the barrier gaps tried in turn
 LOW_RANK_ARRAYS = 5  # (n_s, n_z, n_z) arrays of the low-rank solve (P's blocks, A, its inverse, A^-1 P, a product)
-LOW_RANK_BYTES = 80  # ... which with the dense G may take this many bytes per unknown (half the first-order
-# solver's estimate in ``size.py``, which bounds the interior point's (n_w, n_z) arrays)
+IPM_BYTES_PER_UNKNOWN = 200  # the interior point's (n_w, n_z) arrays (measured: 176 MB above the data's
+# 143 MB peak at 1e6 unknowns, random joint, full, m = 100, mi and chi2); with the dense G and the blocks
+# above, the low-rank interior point runs only within ``size.memory_limit()``
 
 
 def _price_dropped(data: FiniteData, privacy: str, g: np.ndarray, scores: np.ndarray, dropped: np.ndarray,
@@ -75,8 +77,8 @@ def _price_dropped(data: FiniteData, privacy: str, g: np.ndarray, scores: np.nda
 def interior_system(data: FiniteData, privacy: str) -> DenseSystem | FullSystem | None:
     """The interior point's Newton system for this program, or None where none fits. Where each w has one s:
     the y-space one of ``interior_full.py`` (n_s n_z <= FULL_MAX_N), above that its low-rank solve of
-    ``interior_lowrank.py`` (where its n_s blocks of n_z x n_z and the dense G take at most LOW_RANK_BYTES
-    per unknown); else the dense one of ``interior_dense.py`` (n_w <= INTERIOR_MAX_W)."""
+    ``interior_lowrank.py`` (where its n_s blocks of n_z x n_z, the dense G and its (n_w, n_z) arrays fit in
+    the memory limit of ``size.py``); else the dense one of ``interior_dense.py`` (n_w <= INTERIOR_MAX_W)."""
     n_w, n_z = data.shape
     if n_z < 2:
         return None
@@ -84,7 +86,7 @@ def interior_system(data: FiniteData, privacy: str) -> DenseSystem | FullSystem 
         n_s = data.p_s.size
         if n_s * n_z <= FULL_MAX_N:
             return FullSystem(privacy, data.g_s, data.p_s, data.cost)
-        if 8 * (LOW_RANK_ARRAYS * n_s * n_z * n_z + n_s * n_w) > LOW_RANK_BYTES * n_w * n_z:
+        if 8 * (LOW_RANK_ARRAYS * n_s * n_z * n_z + n_s * n_w) + IPM_BYTES_PER_UNKNOWN * n_w * n_z > memory_limit():
             return None
         return LowRankSystem(privacy, data.g_s, data.p_s, data.cost)
     if n_w > INTERIOR_MAX_W:
