@@ -89,7 +89,7 @@ def test_the_system_is_low_rank_above_the_dense_limit_and_none_where_it_would_no
 
 @pytest.mark.parametrize("privacy", ["mi", "chi2"])
 @pytest.mark.parametrize("m,seed", [(13, 0), (16, 4)])
-@pytest.mark.parametrize("budget", [0.1, 0.3])
+@pytest.mark.parametrize("budget", [0.1, 0.3, 0.6])  # 0.6: perfect privacy (the floor)
 def test_the_low_rank_interior_point_matches_the_cvxpy_program(privacy, m, seed, budget):
     joint, dist = _random(m, seed)
     data = finite_data(joint, dist, "full")
