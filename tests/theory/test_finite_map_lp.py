@@ -1,0 +1,65 @@
+"""The MAP linear program by column generation (theory/finite/highs_cg.py) against the whole LP of
+highs_lp.py, with and without the mirror-descent seed of its large programs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privbench.datasets import SymmetricPair
+from privbench.theory.finite import highs_cg
+from privbench.theory.finite.data import finite_data
+from privbench.theory.finite.highs_cg import MapColumnGeneration
+from privbench.theory.finite.highs_lp import MapLP
+
+
+def _random(m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    joint = np.random.default_rng(seed).dirichlet(np.full(m * m, 0.5)).reshape(m, m)
+    return joint, 1.0 - np.eye(m)
+
+
+def _seeds(monkeypatch) -> list[int]:
+    """Force column generation on every program; count the seeding mirror descents."""
+    calls: list[int] = []
+    real = highs_cg.solve_smooth
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(highs_cg, "FULL_LP", 0)
+    monkeypatch.setattr(highs_cg, "solve_smooth", counted)
+    return calls
+
+
+@pytest.mark.parametrize("observation", ["full", "useful"])
+@pytest.mark.parametrize("m,seed", [(6, 0), (9, 3)])
+@pytest.mark.parametrize("budget", [0.1, 0.3])
+def test_column_generation_reaches_the_whole_lp(monkeypatch, observation, m, seed, budget):
+    """Full: seeded (one s per w) where the first round does not finish; useful (dense G): never seeded."""
+    joint, dist = _random(m, seed)
+    data = finite_data(joint, dist, observation)
+    whole = MapLP(data).solve(budget)
+    calls = _seeds(monkeypatch)
+    r = MapColumnGeneration(data).solve(budget)
+    assert r.value == pytest.approx(whole.value, abs=1e-9)
+    assert r.bound <= whole.value + 1e-9 and r.value - r.bound <= 1e-9
+    assert float((data.cost * r.channel).sum()) <= budget + 1e-9
+    assert len(calls) == (1 if observation == "full" and r.iterations > 1 else 0)
+
+
+def test_the_seed_is_not_computed_where_the_first_round_finishes(monkeypatch):
+    sc = SymmetricPair(8, 0.4)
+    data = finite_data(sc.joint(), sc.distortion_matrix(), "full")
+    calls = _seeds(monkeypatch)
+    r = MapColumnGeneration(data).solve(0.3)
+    assert r.iterations == 1 and calls == []
+    assert r.value == pytest.approx(MapLP(data).solve(0.3).value, abs=1e-9)
+
+
+def test_random_programs_take_the_seed(monkeypatch):
+    joint, dist = _random(9, 3)
+    data = finite_data(joint, dist, "full")
+    calls = _seeds(monkeypatch)
+    MapColumnGeneration(data).solve(0.3)
+    assert calls == [1]
