@@ -47,7 +47,7 @@ def test_the_low_rank_hessian_is_the_dense_one(privacy):
 
 @pytest.mark.parametrize("privacy", ["mi", "chi2"])
 @pytest.mark.parametrize("spread", [0.0, 3.0, 6.0])
-def test_the_low_rank_solve_solves_the_explicit_system(privacy, spread):
+def test_the_low_rank_solve_solves_the_explicit_system(privacy, spread, monkeypatch):
     """(I + P H_y) x = v, with the matrix built explicitly from the dense Hessian blocks and P's blocks."""
     joint, dist = _random(6, 1)
     data = finite_data(joint, dist, "full")
@@ -60,11 +60,9 @@ def test_the_low_rank_solve_solves_the_explicit_system(privacy, spread):
         seen["p"], seen["hess"] = p.copy(), hess
         return real(self, p, hess)
 
-    FullSystem.y_solver = keep_p
-    try:
-        dense.factor(pt, dense.gradient(pt)[1])
-    finally:
-        FullSystem.y_solver = real
+    monkeypatch.setattr(FullSystem, "y_solver", keep_p)
+    dense.factor(pt, dense.gradient(pt)[1])
+    monkeypatch.undo()
     p, hess = seen["p"], seen["hess"]
     n_s, n_z = p.shape[0], p.shape[1]
     big = (p[:, :, None, :] * hess.transpose(1, 2, 0)[:, None, :, :]).reshape(n_s * n_z, n_s * n_z)

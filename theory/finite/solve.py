@@ -229,8 +229,7 @@ def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.n
         whole = model.active_set(privacy).solve_whole(budget, GAP_TOL, support)
         s, solver, it = (whole, "interior point", {}) if whole.channel.size and _certified(whole) else (s, solver, it)
     if not s.channel.size or not _certified(s):
-        s = solve_smooth(data, budget, privacy, warm, tol=GAP_TOL, max_iter=steps)
-        solver, it = "mirror descent", {"iterations": s.iterations}
+        return _mirror(data, budget, privacy, warm, steps)
     return s.channel, {"solver": solver, **it, "multiplier": s.multiplier, "dual": s.bound}
 
 
