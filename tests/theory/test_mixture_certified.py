@@ -22,7 +22,7 @@ from privbench.theory.mixture.achievable import achievable, leakage_of
 from privbench.theory.mixture.cells import Grid, cell_moments
 from privbench.theory.mixture.certified import certified_sandwich
 from privbench.theory.mixture.discretize import discretize
-from privbench.theory.mixture.relaxation import relaxation
+from privbench.theory.mixture.relaxation import NARROW_LIMIT, RATIO_LIMIT, relaxation
 from privbench.theory.mixture.stored import stored_sandwich
 
 COARSE = ((0.5, 0.5, 1.0, 0.5),)
@@ -299,9 +299,9 @@ def test_the_useful_relaxation_solves_on_a_well_separated_mixture(privacy):
 
 
 def test_where_the_useful_program_fails_the_fallbacks_drop_constraints_one_kind_at_a_time(monkeypatch):
-    # first the Neyman-Pearson tangents (they made Clarabel stall on prior 0.5, sigma0 2, D = 1), then the
-    # ratio range, then the full relaxation; each end is looser than the whole useful program's, none below
-    # the full one's
+    # first the ratio constraints outside [1e-3, 1e3] (with the 1e6 window Clarabel stalled on prior 0.5,
+    # sigma0 2, D = 1 and solves with 1e3), then the Neyman-Pearson tangents, then the ratio range, then
+    # the full relaxation; each end is looser than the whole useful program's, none below the full one's
     import privbench.theory.mixture.certified as certified
 
     sc = BinaryGMM(prior=0.6, mu=1.0, sigma0=1.0, sigma1=0.7)
@@ -309,24 +309,31 @@ def test_where_the_useful_program_fails_the_fallbacks_drop_constraints_one_kind_
     whole = certified_sandwich(sc, 0.3, "mi", "useful", levels=level, rounds=0)
     full = certified_sandwich(sc, 0.3, "mi", "full", levels=level, rounds=0)
     failing: set[str] = set()
+    limits = []
 
     def flaky(disc, budget, privacy, observation, **kw):
         kind = "tangents" if kw.get("tangents", True) else "no tangents"
         kind = kind if kw.get("wedge", True) else "no range"
+        kind = "narrow" if kw.get("ratio_limit", RATIO_LIMIT) < RATIO_LIMIT else kind
+        limits.append(kw.get("ratio_limit", RATIO_LIMIT))
         if observation == "useful" and kind in failing:
             raise RuntimeError("Clarabel: InsufficientProgress")
         return relaxation(disc, budget, privacy, observation, **kw)
 
     monkeypatch.setattr(certified, "relaxation", flaky)
     ends = []
-    for fail, program in ((set(), "useful"), ({"tangents"}, "useful without the tangents"),
-                          ({"tangents", "no tangents"}, "useful without the ratio range"),
-                          ({"tangents", "no tangents", "no range"}, "full")):
+    for fail, program in ((set(), "useful"), ({"tangents"}, "useful without the ratios outside [1e-3, 1e3]"),
+                          ({"tangents", "narrow"}, "useful without the tangents"),
+                          ({"tangents", "narrow", "no tangents"}, "useful without the ratio range"),
+                          ({"tangents", "narrow", "no tangents", "no range"}, "full")):
         failing.clear()
         failing.update(fail)
+        limits.clear()
         got = certified_sandwich(sc, 0.3, "mi", "useful", levels=level, rounds=0)
         assert got["lower_program"].split(" (")[0] == program
+        assert limits[0] == RATIO_LIMIT and (len(limits) == 1 or limits[1] == NARROW_LIMIT)
         ends.append(got["lower"])
     assert ends[0] == pytest.approx(whole["lower"], abs=1e-12)
     assert all(full["lower"] - 1e-7 <= e <= whole["lower"] + 1e-7 for e in ends)
+    assert ends[1] <= ends[0] + 1e-7  # the narrow window only drops constraints
     assert ends[-1] == pytest.approx(full["lower"], abs=1e-9)

@@ -34,10 +34,13 @@ def _rows(path):
         return list(csv.DictReader(fh))
 
 
-def test_useful_rows_refine_the_achievable_end_at_the_last_level():
-    assert table.TABLE_LEVELS["full"][-1][:2] == (None, None)
-    assert table.TABLE_LEVELS["useful"][-1][:2] == (0.05, 0.05)
-    assert table.TABLE_LEVELS["useful"][:-1] == table.TABLE_LEVELS["full"][:-1]
+def test_useful_rows_refine_the_achievable_end_at_the_last_level_and_the_cells_after_the_first():
+    full, useful = table.TABLE_LEVELS["full"], table.TABLE_LEVELS["useful"]
+    assert full[-1][:2] == (None, None)
+    assert useful[-1][:2] == (0.05, 0.05)
+    assert useful[0] == full[0]
+    for f, u in zip(full[1:], useful[1:]):
+        assert u[2] == f[2] / 2 and u[3] == f[3]  # the relaxation's cells halved, its bins as for full
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

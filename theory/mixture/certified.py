@@ -42,7 +42,7 @@ from privbench.datasets.scenarios import BinaryGMM
 from ..base import Optimum
 from .achievable import achievable
 from .discretize import discretize
-from .relaxation import relaxation
+from .relaxation import NARROW_LIMIT, relaxation
 from .interpolate import sandwich_at
 from .model import min_sd
 from .stored import stored_curve, stored_sandwich
@@ -248,7 +248,8 @@ def _lower(disc: Any, budget: float, privacy: str, observation: str,
            previous: tuple[np.ndarray, np.ndarray] | None = None, live: bool = False) -> dict[str, Any]:
     """The relaxation on one grid (``previous``: the last solution's (bin edges, P(S, bin)), which places
     the bins' likelihood-ratio thresholds, :mod:`.ratio_split`).  Where Clarabel fails on the ``useful``
-    relaxation, the same without its Neyman-Pearson tangents is tried, then without its ratio range, then
+    relaxation, the same with its ratio range and tangents kept only where their ratios lie in [1e-3, 1e3]
+    is tried, then without its Neyman-Pearson tangents, then without its ratio range, then
     the ``full`` one (a mechanism that sees U only is one that sees (S, U), so its optimum is no lower).
     Each drops constraints only, so each is still a valid lower end; ``program`` says which was used."""
     try:
@@ -257,7 +258,8 @@ def _lower(disc: Any, budget: float, privacy: str, observation: str,
         if observation != "useful":
             raise
         reason = str(exc)
-    for label, drop in (("the tangents", {"tangents": False}), ("the ratio range", {"wedge": False})):
+    for label, drop in (("the ratios outside [1e-3, 1e3]", {"ratio_limit": NARROW_LIMIT}),
+                        ("the tangents", {"tangents": False}), ("the ratio range", {"wedge": False})):
         try:  # the same with fewer constraints (.relaxation)
             return {**relaxation(disc, budget, privacy, observation, previous=previous, live=live, **drop),
                     "program": f"useful without {label} ({reason})"}
