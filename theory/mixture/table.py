@@ -51,7 +51,7 @@ FAMILY = {"full": "general", "useful": "additive"}
 #: 0.233116, 0.232959 at steps 0.2, 0.1, 0.05, where the lower end reaches 0.231944 at bins 0.05); and it
 #: halves the relaxation's cells from the second level on: with U unseen by the mechanism the classes' ratio
 #: inside a cell is where the useful relaxation's slack lies (prior 0.5, sigma0 2, mi, D = 9: lower end
-#: 0.003661 at cells 0.4 / bins 0.2 (the committed row's, level 0), 0.004408 at cells 0.2 / bins 0.2,
+#: 0.003661 at cells 0.4 / bins 0.2 (the row's level 0 before this schedule), 0.004408 at cells 0.2 / bins 0.2,
 #: 0.004621 at 0.2 / 0.1, where the achievable end is 0.005231: width 6.1e-4 against the row's 1.6e-3;
 #: ``scripts/mixture_width_profile.py``).
 TABLE_LEVELS = {"full": LEVELS, "useful": (LEVELS[0], (0.1, 0.1, 0.2, 0.1), (0.05, 0.05, 0.2, 0.05))}
