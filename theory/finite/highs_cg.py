@@ -34,10 +34,10 @@ from .data import FiniteData
 from .highs_lp import LpResult
 from .mirror import solve_smooth
 
-__all__ = ["MapColumnGeneration"]
+__all__ = ["MAX_ROUNDS", "MapColumnGeneration", "quiet_stdout"]
 
 _PRICE_TOL = 1e-11
-_MAX_ROUNDS = 500
+MAX_ROUNDS = 500
 FULL_LP = 10_000  # programs with at most this many entries start with all of them ...
 FULL_LP_DENSE = 1_000  # ... or, where the entries' columns are dense (many s per w), this many nonzeros
 # (measured, random joints: useful m = 20 (400 entries, 8,000 nonzeros) 7 ms priced against 12 ms whole,
@@ -60,7 +60,7 @@ SEED_MIN_MI = 1e-3  # ... and not where that channel's mi is below this: near mi
 
 
 @contextmanager
-def _quiet_stdout() -> Iterator[None]:
+def quiet_stdout() -> Iterator[None]:
     """Silence file descriptor 1 (HiGHS prints a banner from C when an instance is created)."""
     sys.stdout.flush()
     saved = os.dup(1)
@@ -82,7 +82,7 @@ class MapColumnGeneration:
         n_s = data.g_s.shape[0]
         self.n_epi = n_s * n_z
         self.gcsc = data.g_s.tocsc()
-        with _quiet_stdout():
+        with quiet_stdout():
             h = highspy.Highs()
             h.setOptionValue("output_flag", False)
         for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
@@ -157,14 +157,16 @@ class MapColumnGeneration:
         mu = np.clip(-dual[n_w : n_w + self.n_epi], 0.0, None).reshape(self.data.g_s.shape[0], -1)
         return dual[:n_w], mu, max(-float(dual[-1]), 0.0)
 
-    def solve(self, budget: float) -> LpResult:
-        """Solve at ``budget`` (warm from the last solve); RuntimeError unless HiGHS reports optimality."""
+    def solve(self, budget: float, max_rounds: int = MAX_ROUNDS) -> LpResult | None:
+        """Solve at ``budget`` (warm from the last solve); RuntimeError unless HiGHS reports optimality.
+        None where the restricted LP is still not optimal after ``max_rounds`` rounds (no entry is added
+        after the last)."""
         data = self.data
         h = self.h
         n_w, n_z = data.shape
         h.changeRowBounds(n_w + self.n_epi, -highspy.kHighsInf, budget)
         seeded = not self.seed
-        for rounds in range(1, _MAX_ROUNDS + 1):
+        for rounds in range(1, max_rounds + 1):
             h.run()
             if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
                 raise RuntimeError(f"HiGHS: {h.modelStatusToString(h.getModelStatus())}")
@@ -174,6 +176,8 @@ class MapColumnGeneration:
             neg = reduced < -_PRICE_TOL
             if not neg.any():
                 break
+            if rounds >= max_rounds:
+                return None
             if PER_ROW > 0:
                 part = np.argpartition(reduced, min(PER_ROW, n_z - 1), axis=1)[:, :PER_ROW]
                 take = np.zeros_like(neg)

@@ -41,8 +41,9 @@ from ..measures import PRIVACY_MEASURES, observation_kernel
 from ..registry import Provider, register
 from .data import FiniteData, finite_data
 from .active_set import ActiveSetSolver
+from .hamming_map import HammingFullMap, hamming_scale
 from .highs_cg import MapColumnGeneration
-from .highs_lp import MapLP
+from .map_solve import solve_map
 from .interior_certified import solve_interior_certified
 from .interior_full import one_s_per_w
 from .mirror import SmoothResult, solve_smooth, support_mask
@@ -77,17 +78,28 @@ _KIND = {"mi": "exponential cone", "chi2": "second-order cone", "map": "linear p
 
 
 class _Model:
-    """One (joint, distortion, observation): its sparse data and, for map, its assembled LP."""
+    """One (joint, distortion, observation): its sparse data and, for map, its assembled LP (and, for the
+    full observation under Hamming distortion, the LP reduced to P(S, Z) of ``hamming_map.py``)."""
 
-    def __init__(self, data: FiniteData) -> None:
+    def __init__(self, data: FiniteData, joint: np.ndarray | None = None, hamming: float | None = None) -> None:
         self.data = data
         self.lp: MapColumnGeneration | None = None
         self.active: dict[str, ActiveSetSolver] = {}
+        self.joint, self.hamming = joint, hamming
+        self.reduced: HammingFullMap | None = None
 
     def map_lp(self) -> MapColumnGeneration:
         if self.lp is None:
             self.lp = MapColumnGeneration(self.data)
         return self.lp
+
+    def hamming_lp(self) -> HammingFullMap | None:
+        """The reduced LP where it applies (full observation, d = c 1[u != z]), else None."""
+        if self.hamming is None or self.joint is None:
+            return None
+        if self.reduced is None:
+            self.reduced = HammingFullMap(self.joint, self.hamming, self.data)
+        return self.reduced
 
     def active_set(self, privacy: str) -> ActiveSetSolver:
         if privacy not in self.active:
@@ -101,7 +113,9 @@ def _cached_model(key: bytes, shapes: tuple, observation: str | None) -> _Model:
     buf = np.frombuffer(key, dtype=float)
     a, b = int(np.prod(js)), int(np.prod(ds))
     obs: Any = observation if observation is not None else buf[a + b :].reshape(ks)
-    return _Model(finite_data(buf[:a].reshape(js), buf[a : a + b].reshape(ds), obs))
+    joint, distortion = buf[:a].reshape(js), buf[a : a + b].reshape(ds)
+    scale = hamming_scale(distortion) if observation == "full" else None
+    return _Model(finite_data(joint, distortion, obs), joint if scale is not None else None, scale)
 
 
 def _model(joint: np.ndarray, distortion: np.ndarray, observation: str | np.ndarray) -> _Model:
@@ -152,12 +166,7 @@ def _solve_fast(model: _Model, budget: float, privacy: str, warm: np.ndarray | N
                 ) -> tuple[np.ndarray, dict[str, Any]]:
     """(channel on the live rows, certificate) from the fast solver of ``privacy``."""
     if privacy == "map":
-        try:
-            r = model.map_lp().solve(budget)
-        except RuntimeError:  # HiGHS did not finish: the full LP, once
-            r = MapLP(model.data).solve(budget)
-        return r.channel, {"solver": "HiGHS", "highs_objective": r.solver_primal, "rounds": r.iterations,
-                           "multiplier": r.multiplier, "dual": r.bound}
+        return solve_map(model, budget, GAP_TOL)
     return _solve_smooth_program(model, budget, privacy, warm)
 
 
