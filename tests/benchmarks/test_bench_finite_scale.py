@@ -16,12 +16,14 @@ These cases take minutes: they run only with --benchmark-enable (see conftest.py
 The table of the closing note (m | observation | privacy | new | Clarabel | SCS | ratios, wall
 and CPU | gap):
 
-    python tests/benchmarks/test_bench_finite_scale.py [--random] [--observation full|useful] [--repeat N] [m ...]
+    python tests/benchmarks/test_bench_finite_scale.py [--random] [--observation full|useful] [--repeat N]
+        [--budget B] [--privacy mi|map|chi2] [m ...]
 
 (``--random``: a seeded random joint of the same size instead of the symmetric
 pair, whose symmetry the first-order solver's uniform start happens to respect;
 ``--observation``: only that one, both by default; ``--repeat N``: every time is
-the least of N runs, for a shared machine.)
+the least of N runs, for a shared machine; ``--budget B``: that budget instead of 0.3;
+``--privacy P``: only that program.)
 """
 
 from __future__ import annotations
@@ -200,14 +202,22 @@ def table(sizes=SIZES, kind: str = "symmetric-pair", repeat: int = 1, observatio
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 
+def _option(argv: list[str], name: str) -> str | None:
+    """The value after ``name`` in ``argv`` (both removed), or None."""
+    if name not in argv:
+        return None
+    i = argv.index(name)
+    value = argv[i + 1]
+    del argv[i:i + 2]
+    return value
+
+
 if __name__ == "__main__":
     argv = sys.argv[1:]
-    reps = int(argv[argv.index("--repeat") + 1]) if "--repeat" in argv else 1
-    if "--repeat" in argv:
-        del argv[argv.index("--repeat"):argv.index("--repeat") + 2]
-    obs = OBSERVATIONS
-    if "--observation" in argv:
-        obs = (argv[argv.index("--observation") + 1],)
-        del argv[argv.index("--observation"):argv.index("--observation") + 2]
+    reps = int(_option(argv, "--repeat") or 1)
+    one = _option(argv, "--observation")
+    obs = (one,) if one else OBSERVATIONS
+    BUDGET = float(_option(argv, "--budget") or BUDGET)
+    PRIVACIES = (_option(argv, "--privacy"),) if "--privacy" in argv else PRIVACIES
     args = [a for a in argv if a != "--random"]
     table(tuple(int(a) for a in args) or SIZES, "random" if "--random" in argv else "symmetric-pair", reps, obs)

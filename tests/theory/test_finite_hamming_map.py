@@ -103,3 +103,12 @@ def test_the_symmetric_pair_keeps_the_column_generation_and_other_distortions_ne
     dist[0, 1] = 0.5  # not Hamming
     opt = solve_finite(joint, dist, 0.3, "map", "full")
     assert opt.certificate["solver"] == "HiGHS" and opt.certificate["certified"]
+
+
+def test_a_small_full_hamming_program_goes_to_the_reduced_lp_first_and_matches_cvxpy():
+    # at the whole LP's size (here 10 x 100 entries) the reduced LP answers first
+    joint = _joint(11, 10, 10)
+    dist = 1.0 - np.eye(10)
+    opt = solve_finite(joint, dist, 0.3, "map", "full")
+    assert opt.certificate["solver"].startswith("HiGHS on P(S, Z)") and opt.certificate["certified"]
+    assert opt.value == pytest.approx(solve_finite(joint, dist, 0.3, "map", "full", solver="cvxpy").value, abs=1e-7)

@@ -34,7 +34,7 @@ from .data import FiniteData
 from .highs_lp import LpResult
 from .mirror import solve_smooth
 
-__all__ = ["MAX_ROUNDS", "MapColumnGeneration", "quiet_stdout"]
+__all__ = ["MAX_ROUNDS", "MapColumnGeneration", "quiet_stdout", "whole_lp"]
 
 _PRICE_TOL = 1e-11
 MAX_ROUNDS = 500
@@ -73,6 +73,13 @@ def quiet_stdout() -> Iterator[None]:
         os.close(saved)
 
 
+def whole_lp(data: FiniteData) -> bool:
+    """Whether the program is small enough to start with every entry (FULL_LP, FULL_LP_DENSE)."""
+    n_w, n_z = data.shape
+    per_w = data.g_s.nnz / max(n_w, 1)
+    return n_w * n_z <= FULL_LP and (per_w <= 2.0 or n_w * n_z * per_w <= FULL_LP_DENSE)
+
+
 class MapColumnGeneration:
     """The MAP LP of one model on a persistent HiGHS instance (column generation)."""
 
@@ -105,8 +112,7 @@ class MapColumnGeneration:
         per_w = data.g_s.nnz / max(n_w, 1)  # epigraph nonzeros per entry: 1 for the full observation
         if per_w > 2.0:  # dense columns (the useful observation): HiGHS's scaling costs more than it saves
             h.setOptionValue("simplex_scale_strategy", 0)  # (DENSE_UNSCALED)
-        if n_w * n_z <= FULL_LP and (per_w <= 2.0 or n_w * n_z * per_w <= FULL_LP_DENSE):  # small: every
-            # entry at once, one HiGHS solve, no pricing rounds
+        if whole_lp(data):  # small: every entry at once, one HiGHS solve, no pricing rounds
             h.setOptionValue("presolve", "off")  # costs more than it saves at this size (same answer)
             w, z = np.divmod(np.arange(n_w * n_z), n_z)
             self._add(w, z)
