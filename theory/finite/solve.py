@@ -11,7 +11,8 @@ entries (certified by its duals), else with the interior point on a guessed supp
 is taken where it certifies already), polished by ``mirror.py`` where it falls
 short, and ``mirror.py`` alone after that (and alone above ACTIVE_MAX[privacy] entries,
 where the interior point's restricted program grows too large); for ``map`` with the HiGHS linear
-program of ``highs_cg.py`` (``highs_lp.py`` if that fails). Every answer is the
+program of ``highs_cg.py`` (``highs_lp.py`` if that fails; for the full observation under Hamming
+distortion the program reduced to P(S, Z) of ``hamming_map.py``, ``map_solve.py``). Every answer is the
 leakage of a feasible channel together with a proven lower bound on the
 optimum; it counts as certified when
 
