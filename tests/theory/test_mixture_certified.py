@@ -281,11 +281,13 @@ def test_a_strict_relaxation_stops_once_its_dual_side_is_settled(monkeypatch):
     # iterations; that end is never above the strict solve's and within 1e-6 of it
     from privbench.theory.mixture import conic
 
+    # (the program without the second-order coupling, whose primal residual crawls; with it Clarabel ends
+    # AlmostSolved before the dual side settles)
     sc = BinaryGMM(prior=0.5, mu=3.0, sigma0=1.0, sigma1=1.0)
     disc = discretize(sc, 1.0, 0.5, radius=8.0)
-    settled = relaxation(disc, 3.0, "mi", "useful")
+    settled = relaxation(disc, 3.0, "mi", "useful", taylor=False)
     monkeypatch.setitem(conic.DUAL_SETTLED, "res_dual", 0.0)  # never settled: Clarabel's own stop
-    strict = relaxation(disc, 3.0, "mi", "useful")
+    strict = relaxation(disc, 3.0, "mi", "useful", taylor=False)
     assert settled["solver"]["status"] == SETTLED and strict["solver"]["status"] != SETTLED
     assert settled["solver"]["dual_residual"] <= conic.TOL  # (DUAL_SETTLED["res_dual"] before the patch)
     assert settled["solver"]["iterations"] < strict["solver"]["iterations"] / 2
@@ -318,8 +320,9 @@ def test_the_useful_relaxation_solves_on_a_well_separated_mixture(privacy):
 
 def test_where_the_useful_program_fails_the_fallbacks_drop_constraints_one_kind_at_a_time(monkeypatch):
     # first the ratio constraints outside [1e-3, 1e3] (with the 1e6 window Clarabel stalled on prior 0.5,
-    # sigma0 2, D = 1 and solves with 1e3), then the Neyman-Pearson tangents, then the ratio range, then
-    # the full relaxation; each end is looser than the whole useful program's, none below the full one's
+    # sigma0 2, D = 1 and solves with 1e3), then the Taylor coupling, then the Neyman-Pearson tangents, then
+    # the ratio range, then the full relaxation; each end is looser than the whole useful program's, none
+    # below the full one's
     import privbench.theory.mixture.certified as certified
 
     sc = BinaryGMM(prior=0.6, mu=1.0, sigma0=1.0, sigma1=0.7)
@@ -333,6 +336,8 @@ def test_where_the_useful_program_fails_the_fallbacks_drop_constraints_one_kind_
         kind = "tangents" if kw.get("tangents", True) else "no tangents"
         kind = kind if kw.get("wedge", True) else "no range"
         kind = "narrow" if kw.get("ratio_limit", RATIO_LIMIT) < RATIO_LIMIT else kind
+        kind = "narrow, no taylor" if kind == "narrow" and not kw.get("taylor", True) else kind
+        assert kw.get("taylor", True) or kind != "tangents"  # every step after the first two drops it
         limits.append(kw.get("ratio_limit", RATIO_LIMIT))
         if observation == "useful" and kind in failing:
             raise RuntimeError("Clarabel: InsufficientProgress")
@@ -341,9 +346,11 @@ def test_where_the_useful_program_fails_the_fallbacks_drop_constraints_one_kind_
     monkeypatch.setattr(certified, "relaxation", flaky)
     ends = []
     for fail, program in ((set(), "useful"), ({"tangents"}, "useful without the ratios outside [1e-3, 1e3]"),
-                          ({"tangents", "narrow"}, "useful without the tangents"),
-                          ({"tangents", "narrow", "no tangents"}, "useful without the ratio range"),
-                          ({"tangents", "narrow", "no tangents", "no range"}, "full")):
+                          ({"tangents", "narrow"}, "useful without the Taylor coupling"),
+                          ({"tangents", "narrow", "narrow, no taylor"}, "useful without the tangents"),
+                          ({"tangents", "narrow", "narrow, no taylor", "no tangents"},
+                           "useful without the ratio range"),
+                          ({"tangents", "narrow", "narrow, no taylor", "no tangents", "no range"}, "full")):
         failing.clear()
         failing.update(fail)
         limits.clear()
@@ -353,5 +360,5 @@ def test_where_the_useful_program_fails_the_fallbacks_drop_constraints_one_kind_
         ends.append(got["lower"])
     assert ends[0] == pytest.approx(whole["lower"], abs=1e-12)
     assert all(full["lower"] - 1e-7 <= e <= whole["lower"] + 1e-7 for e in ends)
-    assert ends[1] <= ends[0] + 1e-7  # the narrow window only drops constraints
+    assert ends[2] <= ends[1] + 1e-7 <= ends[0] + 2e-7  # the narrow window, then the coupling, only drop constraints
     assert ends[-1] == pytest.approx(full["lower"], abs=1e-9)

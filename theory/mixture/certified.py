@@ -248,8 +248,9 @@ def _lower(disc: Any, budget: float, privacy: str, observation: str,
            previous: tuple[np.ndarray, np.ndarray] | None = None, live: bool = False) -> dict[str, Any]:
     """The relaxation on one grid (``previous``: the last solution's (bin edges, P(S, bin)), which places
     the bins' likelihood-ratio thresholds, :mod:`.ratio_split`).  Where Clarabel fails on the ``useful``
-    relaxation, the same with its ratio range and tangents kept only where their ratios lie in [1e-3, 1e3]
-    is tried, then without its Neyman-Pearson tangents, then without its ratio range, then
+    relaxation, the same with its ratio range, tangents and Taylor coupling kept only where their ratios lie
+    in [1e-3, 1e3] is tried, then that without its Taylor coupling (:mod:`.taylor`), then without its
+    Neyman-Pearson tangents, then without its ratio range (both also without the Taylor coupling), then
     the ``full`` one (a mechanism that sees U only is one that sees (S, U), so its optimum is no lower).
     Each drops constraints only, so each is still a valid lower end; ``program`` says which was used."""
     try:
@@ -259,7 +260,9 @@ def _lower(disc: Any, budget: float, privacy: str, observation: str,
             raise
         reason = str(exc)
     for label, drop in (("the ratios outside [1e-3, 1e3]", {"ratio_limit": NARROW_LIMIT}),
-                        ("the tangents", {"tangents": False}), ("the ratio range", {"wedge": False})):
+                        ("the Taylor coupling", {"ratio_limit": NARROW_LIMIT, "taylor": False}),
+                        ("the tangents", {"tangents": False, "taylor": False}),
+                        ("the ratio range", {"wedge": False, "taylor": False})):
         try:  # the same with fewer constraints (.relaxation)
             return {**relaxation(disc, budget, privacy, observation, previous=previous, live=live, **drop),
                     "program": f"useful without {label} ({reason})"}

@@ -19,6 +19,7 @@ from privbench.datasets.scenarios import BinaryGMM
 
 from .cells import Grid, cell_moments, interval_gaps, moment_coupling, ratio_range, ratio_tangents, uniform_edges
 from .model import class_components
+from .taylor import taylor_coupling
 
 __all__ = ["TANGENT_POINTS", "Discretized", "class_model", "discretize"]
 
@@ -65,6 +66,7 @@ class Discretized:
     by_bin: sp.csr_matrix = field(repr=False)
     tangents: list[dict[str, np.ndarray]] = field(default_factory=list, repr=False)
     coupling: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    taylor: list[Any] = field(default_factory=list, repr=False)
 
     @property
     def n_pairs(self) -> int:
@@ -101,4 +103,5 @@ def discretize(sc: Any, cell_step: float, bin_step: float, radius: float,
     rlo, rhi = ratio_range(cells, (means[0], means[1]), (sds[0], sds[1]), float(np.log(weights[1] / weights[0])))
     tangents = [ratio_tangents(cells, weights, means, sds, theta) for theta in TANGENT_POINTS]
     return Discretized(cells, bins, weights, mass, m1, m2, pj, pk, gaps[pj, pk], float(radius),
-                       rlo, rhi, by_cell, by_bin, tangents, moment_coupling(cells, weights, means, sds, m1, mass))
+                       rlo, rhi, by_cell, by_bin, tangents, moment_coupling(cells, weights, means, sds, m1, mass),
+                       taylor_coupling(cells, weights, means, sds))

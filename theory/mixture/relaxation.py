@@ -34,7 +34,13 @@ mechanisms:
    pi_1 >= 7e20 pi_0 made Clarabel stall on most useful programs until 2026-11-27;
    dropping a constraint only relaxes), and (pi_0, pi_1) lies between the tangents of the
    cell's Neyman-Pearson region at a few points (:func:`~.cells.ratio_tangents`);
-   the same kernel also ties the classes' U-moments (:func:`~.cells.moment_coupling`).
+   the same kernel also ties the classes' U-moments (:func:`~.cells.moment_coupling`), and, at
+   second order in the cell width, each class's pair mass and U-moment to the other's mass, U-moment
+   and second moment w (:mod:`.taylor`: the density ratio expanded about the cell's midpoint, its
+   remainder bounded by the range of its second derivative on the cell).  The ratio range and the
+   tangents see only a pair's masses, so a bin that takes one side of a cell was given the ratio of
+   the whole cell; with the expansion the lower end converges as the bins shrink at fixed cells
+   (prior 0.5, sigma0 2, mi, D = 1, cells 0.4: 0.366472 -> 0.373717 at bins 0.2, 0.378187 at bins 0.1).
    Observation full adds no constraint.
 
 The lower end reported is Clarabel's dual objective (weak duality), so it does
@@ -117,6 +123,7 @@ def _second_moments(disc: Discretized, s: int, v: dict[str, Any]) -> list[Any]:
     mass, m1 = disc.mass[s], disc.m1[s]
     central = disc.m2[s] - 2 * m * m1 + m**2 * mass  # E[(U - m_j)^2; S=s, C_j]
     w, big_w = cp.Variable(disc.n_pairs, nonneg=True), cp.Variable(len(c), nonneg=True)
+    v["w"] = w
     du = v["u"] - cp.multiply(m[disc.pj], v["pi"])  # E[U - m_j; pair]
     dg = v["g"] - cp.multiply(m, v["f"])
     cons = [disc.by_cell @ w + big_w == central,
@@ -156,6 +163,30 @@ def _coupling(disc: Discretized, blk0: dict[str, Any], blk1: dict[str, Any]) -> 
     centred = [blk["u"][keep] - cp.multiply(c, blk["pi"][keep]) for blk in (blk0, blk1)]
     form = centred[1] - cp.multiply(lam, centred[0])
     return [form >= cp_["lo"][disc.pj][keep], form <= cp_["hi"][disc.pj][keep]]
+
+
+def _taylor(disc: Discretized, blocks: list[dict[str, Any]], limit: float) -> list[Any]:
+    """Second-order coupling of the classes' pair masses and moments under a shared kernel
+    (:mod:`.taylor`), kept where kappa(c) lies within [1 / ``limit``, ``limit``] and the slack
+    coefficients are below ``limit``."""
+    cons = []
+    for a, b, tab in disc.taylor:
+        if "w" not in blocks[a]:
+            continue
+        kc, d1, lo2, hi2, third, c = (tab[k][disc.pj] for k in ("kappa", "d1", "k2_lo", "k2_hi", "third", "centre"))
+        keep = (tab["valid"][disc.pj] & (kc >= 1 / limit) & (kc <= limit) & (np.abs(d1) <= limit)
+                & (np.abs(lo2) <= limit) & (np.abs(hi2) <= limit))
+        if not keep.any():
+            continue
+        kc, d1, lo2, hi2, third, c = (x[keep] for x in (kc, d1, lo2, hi2, third, c))
+        pa, pb, wa = blocks[a]["pi"][keep], blocks[b]["pi"][keep], blocks[a]["w"][keep]
+        ca = blocks[a]["u"][keep] - cp.multiply(c, pa)
+        cb = blocks[b]["u"][keep] - cp.multiply(c, pb)
+        mass = pb - cp.multiply(kc, pa) - cp.multiply(d1, ca)
+        moment = cb - cp.multiply(kc, ca) - cp.multiply(d1, wa)
+        cons += [mass >= cp.multiply(0.5 * lo2, wa), mass <= cp.multiply(0.5 * hi2, wa),
+                 moment >= cp.multiply(-0.5 * third, wa), moment <= cp.multiply(0.5 * third, wa)]
+    return cons
 
 
 def _ratio(disc: Discretized, pi0: Any, pi1: Any, wedge: bool = True, tangents: bool = True,
@@ -208,7 +239,7 @@ def _split_bins(disc: Discretized, blocks: list[Any], q: list[Any],
 def relaxation(disc: Discretized, budget: float, privacy: str, observation: str, *,
                second_moments: bool = True, previous: tuple[np.ndarray, np.ndarray] | None = None,
                thresholds: np.ndarray | None = None, live: bool = False, wedge: bool = True,
-               tangents: bool = True, ratio_limit: float = RATIO_LIMIT) -> dict[str, Any]:
+               tangents: bool = True, ratio_limit: float = RATIO_LIMIT, taylor: bool = True) -> dict[str, Any]:
     """Lower bound on the optimal leakage over all mechanisms at distortion ``budget``.
 
     ``previous`` (bin edges, P(S, bin)) of an earlier solution places the bins' ratio thresholds
@@ -242,6 +273,8 @@ def relaxation(disc: Discretized, budget: float, privacy: str, observation: str,
     if observation == "useful":
         cons += _ratio(disc, blocks[0][0]["pi"], blocks[1][0]["pi"], wedge, tangents, ratio_limit)
         cons += _coupling(disc, blocks[0][0], blocks[1][0])
+        if taylor:
+            cons += _taylor(disc, [blocks[0][0], blocks[1][0]], ratio_limit)
     r2 = disc.radius**2
     cons.append(sum(cp.sum(b["t"]) + r2 * cp.sum(b["f"]) for b, _ in blocks) <= budget)
     q = [disc.by_bin @ b["pi"] + b["F"] for b, _ in blocks]

@@ -48,13 +48,15 @@ COLUMNS = ("scenario_id", "observation", "privacy", "budget", "lower", "upper", 
 FAMILY = {"full": "general", "useful": "additive"}
 #: The table's refinement schedule per observation.  ``useful`` also refines the achievable end at the last
 #: level: its piecewise-constant mechanism converges more slowly (prior 0.5, sd 1, mi, D = 3: 0.233706,
-#: 0.233116, 0.232959 at steps 0.2, 0.1, 0.05, where the lower end reaches 0.231944 at bins 0.05); and it
-#: halves the relaxation's cells from the second level on: with U unseen by the mechanism the classes' ratio
-#: inside a cell is where the useful relaxation's slack lies (prior 0.5, sigma0 2, mi, D = 9: lower end
-#: 0.003661 at cells 0.4 / bins 0.2 (the row's level 0 before this schedule), 0.004408 at cells 0.2 / bins 0.2,
-#: 0.004621 at 0.2 / 0.1, where the achievable end is 0.005231: width 6.1e-4 against the row's 1.6e-3;
-#: ``scripts/mixture_width_profile.py``).
-TABLE_LEVELS = {"full": LEVELS, "useful": (LEVELS[0], (0.1, 0.1, 0.2, 0.1), (0.05, 0.05, 0.2, 0.05))}
+#: 0.233116, 0.232959 at steps 0.2, 0.1, 0.05, where the lower end reaches 0.231944 at bins 0.05).  Until the
+#: relaxation's second-order coupling (:mod:`.taylor`, 2026-11-27) the useful levels also halved the
+#: relaxation's cells from the second level on, since the classes' ratio inside a cell was where its slack lay
+#: (prior 0.5, sigma0 2, mi, D = 9: 0.003661 at cells 0.4 / bins 0.2, 0.004408 at cells 0.2 / bins 0.2).  With
+#: the coupling that slack is of second order in the cell width and cells 0.4 with finer bins gain more for
+#: far less work: prior 0.5, sigma0 2, mi, D = 1: 0.376939 at cells 0.2 / bins 0.2 (247 s), 0.378187 at
+#: cells 0.4 / bins 0.1 (54 s), against an achievable 0.380063 on steps 0.05
+#: (``scripts/mixture_width_profile.py``).
+TABLE_LEVELS = {"full": LEVELS, "useful": (LEVELS[0], LEVELS[1], (0.05, 0.05, 0.4, 0.05))}
 
 
 def table_row(params: dict[str, float], observation: str, privacy: str, budget: float,
