@@ -17,7 +17,7 @@ from privbench.theory.mixture.achievable import achievable
 from privbench.theory.mixture.cells import Grid, uniform_edges
 from privbench.theory.mixture.discretize import discretize
 from privbench.theory.mixture.relaxation import relaxation
-from privbench.theory.mixture.taylor import taylor_coupling
+from privbench.theory.mixture.taylor import TOUCH_POINTS, taylor_coupling
 
 MODELS = [  # (weights, means, sds)
     (np.array([0.5, 0.5]), np.array([-3.0, 3.0]), np.array([2.0, 1.0])),
@@ -59,6 +59,10 @@ def test_the_coupling_holds_for_every_kernel_by_quadrature(model):
                 tol = 1e-9 * max(pb, pa, 1e-300)  # quadrature error
                 assert 0.5 * t["k2_lo"][j] * wa - tol <= mass <= 0.5 * t["k2_hi"][j] * wa + tol
                 assert abs(moment) <= 0.5 * t["third"][j] * wa + tol
+                for touch in t["touch"]:  # the minorants and majorants touching kappa off the midpoint
+                    lo, hi = (touch[f"alpha_{e}"][j] * pa + touch[f"beta_{e}"][j] * ca + touch[f"gamma_{e}"][j] * wa
+                              for e in ("lo", "hi"))
+                    assert lo - tol <= pb <= hi + tol
                 checked += 1
     assert checked > 100
     assert not any(t["valid"][0] or t["valid"][-1] for _, _, t in tables)  # the unbounded tail cells
@@ -75,6 +79,27 @@ def test_the_mass_band_shrinks_at_second_order_in_the_cell_width():
         h = 0.5 * (cells.hi[j] - cells.lo[j])
         widths.append((t["k2_hi"][j] - t["k2_lo"][j]) * h**2 / (2 * t["kappa"][j]))
     assert widths[0] / widths[1] > 3.5 and widths[1] / widths[2] > 3.5
+
+
+def test_a_kernel_near_a_touch_point_is_held_to_its_own_ratio():
+    # a kernel on [c + 0.45 h, c + 0.55 h]: the band of the minorant / majorant touching at c + h / 2 is
+    # much narrower than the midpoint expansion's, and both contain the true class-b mass
+    weights, means, sds = MODELS[0]
+    cells = Grid(uniform_edges(means, sds, 0.4))
+    j = int(np.searchsorted(cells.edges, 0.0))
+    a, b, t = taylor_coupling(cells, weights, means, sds)[0]
+    c, h = t["centre"][j], 0.5 * (cells.hi[j] - cells.lo[j])
+    u = np.linspace(c + 0.45 * h, c + 0.55 * h, 2001)
+    pa, pb = (np.trapezoid(weights[s] * norm.pdf(u, means[s], sds[s]), u) for s in (a, b))
+    ca = np.trapezoid((u - c) * weights[a] * norm.pdf(u, means[a], sds[a]), u)
+    wa = np.trapezoid((u - c) ** 2 * weights[a] * norm.pdf(u, means[a], sds[a]), u)
+    base = t["kappa"][j] * pa + t["d1"][j] * ca
+    mid = 0.5 * (t["k2_hi"][j] - t["k2_lo"][j]) * wa
+    touch = t["touch"][list(TOUCH_POINTS).index(0.5)]
+    lo, hi = (touch[f"alpha_{e}"][j] * pa + touch[f"beta_{e}"][j] * ca + touch[f"gamma_{e}"][j] * wa for e in ("lo", "hi"))
+    assert base + 0.5 * t["k2_lo"][j] * wa <= pb <= base + 0.5 * t["k2_hi"][j] * wa
+    assert lo <= pb <= hi
+    assert hi - lo < mid / 20
 
 
 def test_the_useful_relaxation_with_the_coupling_tightens_and_stays_below_a_mechanism():

@@ -186,6 +186,15 @@ def _taylor(disc: Discretized, blocks: list[dict[str, Any]], limit: float) -> li
         moment = cb - cp.multiply(kc, ca) - cp.multiply(d1, wa)
         cons += [mass >= cp.multiply(0.5 * lo2, wa), mass <= cp.multiply(0.5 * hi2, wa),
                  moment >= cp.multiply(-0.5 * third, wa), moment <= cp.multiply(0.5 * third, wa)]
+        for t in tab["touch"]:  # quadratic minorants / majorants touching kappa off the midpoint
+            co = {k: v[disc.pj][keep] for k, v in t.items()}
+            ok = np.all([np.isfinite(v) & (np.abs(v) <= limit) for v in co.values()], axis=0)
+            if not ok.any():
+                continue
+            for end, sign in (("lo", 1), ("hi", -1)):
+                bound = (cp.multiply(co[f"alpha_{end}"][ok], pa[ok]) + cp.multiply(co[f"beta_{end}"][ok], ca[ok])
+                         + cp.multiply(co[f"gamma_{end}"][ok], wa[ok]))
+                cons.append(sign * (pb[ok] - bound) >= 0)
     return cons
 
 

@@ -34,7 +34,13 @@ import numpy as np
 
 from .cells import Grid
 
-__all__ = ["taylor_coupling"]
+__all__ = ["TOUCH_POINTS", "taylor_coupling"]
+
+#: Besides the expansion about the midpoint, quadratic minorants and majorants of kappa touching it at
+#: c + theta h for each theta here (h the half-width): kappa(c + t) >= kappa(t0) + kappa'(t0) (t - t0)
+#: + k2_lo (t - t0)^2 / 2 on the cell (and <= with k2_hi), so a kernel concentrated near c + t0 is held
+#: to its own ratio, not the midpoint's.
+TOUCH_POINTS = (-0.5, 0.5)
 
 
 def _log_ratio_coeffs(means: np.ndarray, sds: np.ndarray, a: int, b: int) -> tuple[float, float]:
@@ -73,10 +79,18 @@ def _direction(cells: Grid, weights: np.ndarray, means: np.ndarray, sds: np.ndar
         cand = np.stack(cand)
         k2_lo, k2_hi = np.nanmin(cand, axis=0), np.nanmax(cand, axis=0)
         third = np.where(bounded, np.maximum(np.abs(k2_lo), np.abs(k2_hi)) * h, np.inf)
+        touch = []
+        for theta in TOUCH_POINTS:  # quadratic minorant and majorant of kappa touching it at c + t0
+            t0 = theta * h
+            k0 = kappa(c + t0)
+            k1 = k0 * (2 * big_a * (c + t0) + big_b)
+            touch.append({f"{k}_{end}": v for end, k2 in (("lo", k2_lo), ("hi", k2_hi))
+                          for k, v in (("alpha", k0 - k1 * t0 + 0.5 * k2 * t0**2), ("beta", k1 - k2 * t0),
+                                       ("gamma", 0.5 * k2))})
     valid = bounded & np.isfinite(kc) & (kc > 0) & np.isfinite(d1) & np.isfinite(k2_lo) & np.isfinite(k2_hi)
     valid &= np.isfinite(third)
     return {"kappa": kc, "d1": d1, "k2_lo": k2_lo, "k2_hi": k2_hi, "third": third, "centre": c,
-            "valid": valid}
+            "valid": valid, "touch": touch}
 
 
 def taylor_coupling(cells: Grid, weights: np.ndarray, means: np.ndarray, sds: np.ndarray
