@@ -362,3 +362,19 @@ def test_where_the_useful_program_fails_the_fallbacks_drop_constraints_one_kind_
     assert all(full["lower"] - 1e-7 <= e <= whole["lower"] + 1e-7 for e in ends)
     assert ends[2] <= ends[1] + 1e-7 <= ends[0] + 2e-7  # the narrow window, then the coupling, only drop constraints
     assert ends[-1] == pytest.approx(full["lower"], abs=1e-9)
+
+
+def test_a_least_radius_keeps_more_pairs_and_never_lowers_the_lower_end():
+    # a pair further than the radius becomes far mass, which pays radius^2 but may land anywhere; a larger
+    # radius keeps such pairs (whose |Z - U| >= gap >= the old radius costs at least as much), so every
+    # feasible point of the wider relaxation is one of the narrower: its lower end is never lower
+    from privbench.theory.mixture.certified import pair_radius
+
+    sc, level = CAPPED_MODEL, ((None, None, 1.0, 0.5),)
+    unit = min(sc.sigma0, sc.sigma1)
+    base = certified_sandwich(sc, 2.0, "mi", "useful", levels=level, rounds=0)
+    wide = certified_sandwich(sc, 2.0, "mi", "useful", levels=level, rounds=0,
+                              min_radius=pair_radius(sc, 2.0) + 3.0)
+    assert base["radius"] == pytest.approx(pair_radius(sc, 2.0) * unit)
+    assert wide["radius"] == pytest.approx((pair_radius(sc, 2.0) + 3.0) * unit)
+    assert wide["lower"] >= base["lower"] - 1e-7

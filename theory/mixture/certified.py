@@ -91,7 +91,7 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
                        tol: float = TOL, time_limit: float = 60.0,
                        levels: tuple[tuple[float | None, float | None, float, float], ...] = LEVELS,
                        rounds: int = 2, live: bool = False, growth: float | None = None,
-                       max_pairs: int | None = None) -> dict[str, Any]:
+                       max_pairs: int | None = None, min_radius: float = 0.0) -> dict[str, Any]:
     """lower <= optimum over all mechanisms <= upper at distortion budget ``budget``.
 
     Parameters
@@ -122,6 +122,10 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
     max_pairs : int, optional
         A work cap: no level or round after the first whose relaxation keeps more (cell, bin)
         pairs than this (its cost grows with them).
+    min_radius : float
+        The kept pairs' radius is at least this (units of the smallest sd; default: :func:`pair_radius`).
+        Mass moved further may land anywhere in the relaxation, so a larger radius tightens its lower end
+        where the relaxation moves mass far (``far_mass``), at the cost of more pairs.
 
     Returns
     -------
@@ -137,7 +141,7 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
     """
     _check(budget, privacy, observation)
     unit = min_sd(sc)
-    radius = pair_radius(sc, budget) * unit
+    radius = max(pair_radius(sc, budget), float(min_radius)) * unit
     # trivial lower ends: MAP accuracy >= max prior, I(S;Z) >= 0
     floor = max(sc.prior, 1 - sc.prior) if privacy == "map" else 0.0
     best: dict[str, Any] = {"lower": floor, "upper": np.inf, "lower_grid": None, "far_mass": 0.0,
