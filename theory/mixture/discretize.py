@@ -48,6 +48,7 @@ class Discretized:
         P(S=1) p1(u) / (P(S=0) p0(u))
     tangents : one :func:`~.cells.ratio_tangents` table per point of TANGENT_POINTS
     coupling : the :func:`~.cells.moment_coupling` table
+    taylor : the :func:`~.taylor.taylor_coupling` tables (both directions; empty for K components per class)
     """
 
     cells: Grid
