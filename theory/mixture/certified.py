@@ -123,9 +123,7 @@ def certified_sandwich(sc: BinaryGMM, budget: float, privacy: str, observation: 
         A work cap: no level or round after the first whose relaxation keeps more (cell, bin)
         pairs than this (its cost grows with them).
     min_radius : float
-        The kept pairs' radius is at least this (units of the smallest sd; default: :func:`pair_radius`).
-        Mass moved further may land anywhere in the relaxation, so a larger radius tightens its lower end
-        where the relaxation moves mass far (``far_mass``), at the cost of more pairs.
+        Least radius of the kept pairs (units of the smallest sd; else :func:`pair_radius`; the table: ``table.TABLE_RADIUS``).
 
     Returns
     -------
