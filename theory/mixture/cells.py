@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
-__all__ = ["Grid", "cell_moments", "interval_gaps", "moment_coupling", "ratio_range", "ratio_tangents", "uniform_edges"]
+__all__ = ["Grid", "cell_moments", "interval_gaps", "log_ratio", "log_ratio_coeffs", "moment_coupling", "ratio_range",
+           "ratio_tangents", "uniform_edges"]
 
 _SQRT2PI = np.sqrt(2.0 * np.pi)
 
@@ -94,9 +95,14 @@ def interval_gaps(cells: Grid, bins: Grid) -> np.ndarray:
     return np.nan_to_num(gap, nan=0.0)
 
 
-def _log_ratio(u: np.ndarray, m: tuple[float, float], s: tuple[float, float]) -> np.ndarray:
+def log_ratio(u: np.ndarray, m: tuple[float, float], s: tuple[float, float]) -> np.ndarray:
     """log N(u; m1, s1^2) - log N(u; m0, s0^2), finite u."""
     return (np.log(s[0] / s[1]) - 0.5 * ((u - m[1]) / s[1]) ** 2 + 0.5 * ((u - m[0]) / s[0]) ** 2)
+
+
+def log_ratio_coeffs(m: tuple[float, float], s: tuple[float, float]) -> tuple[float, float]:
+    """(a, b) of :func:`log_ratio` = a u^2 + b u + const."""
+    return 0.5 / s[0] ** 2 - 0.5 / s[1] ** 2, m[1] / s[1] ** 2 - m[0] / s[0] ** 2
 
 
 def ratio_range(cells: Grid, means: tuple[float, float], sds: tuple[float, float],
@@ -108,15 +114,14 @@ def ratio_range(cells: Grid, means: tuple[float, float], sds: tuple[float, float
     cell ends or the vertex.  Unbounded tail cells give 0 or inf where it diverges.
     """
     lo, hi = cells.lo, cells.hi
-    a = 0.5 / sds[0] ** 2 - 0.5 / sds[1] ** 2  # log ratio = a u^2 + b u + c
-    b = means[1] / sds[1] ** 2 - means[0] / sds[0] ** 2
-    vals = [_log_ratio(np.clip(x, -1e150, 1e150), means, sds) for x in (lo, hi)]
+    a, b = log_ratio_coeffs(means, sds)  # log ratio = a u^2 + b u + c
+    vals = [log_ratio(np.clip(x, -1e150, 1e150), means, sds) for x in (lo, hi)]
     vals = [np.where(np.isfinite(x), v, _limit(a, b, x)) for v, x in zip(vals, (lo, hi))]
     cand = np.stack(vals)
     if a != 0:
         vertex = -b / (2 * a)
         inside = (lo < vertex) & (vertex < hi)
-        vv = np.where(inside, _log_ratio(np.full(lo.shape, vertex), means, sds), np.nan)
+        vv = np.where(inside, log_ratio(np.full(lo.shape, vertex), means, sds), np.nan)
         cand = np.vstack([cand, vv[None, :]])
     with np.errstate(over="ignore", invalid="ignore"):
         rlo = np.exp(np.nanmin(cand, axis=0) + log_offset)
@@ -158,13 +163,12 @@ def ratio_tangents(cells: Grid, weights: np.ndarray, means: np.ndarray, sds: np.
     bounded = np.isfinite(lo) & np.isfinite(hi)
     lo_f, hi_f = np.where(bounded, lo, 0.0), np.where(bounded, hi, 1.0)
     t = lo_f + theta * (hi_f - lo_f)
-    a = 0.5 / sds[0] ** 2 - 0.5 / sds[1] ** 2
-    b = means[1] / sds[1] ** 2 - means[0] / sds[0] ** 2
+    a, b = log_ratio_coeffs(means, sds)
     slope_lo, slope_hi = 2 * a * lo_f + b, 2 * a * hi_f + b  # derivative of log kappa at the ends
     increasing = (slope_lo >= 0) & (slope_hi >= 0)
     decreasing = (slope_lo <= 0) & (slope_hi <= 0)
     with np.errstate(over="ignore"):
-        kappa = np.exp(_log_ratio(t, (means[0], means[1]), (sds[0], sds[1])) + np.log(weights[1] / weights[0]))
+        kappa = np.exp(log_ratio(t, (means[0], means[1]), (sds[0], sds[1])) + np.log(weights[1] / weights[0]))
     upper_lo, upper_hi = np.where(increasing, t, lo_f), np.where(increasing, hi_f, t)
     lower_lo, lower_hi = np.where(increasing, lo_f, t), np.where(increasing, t, hi_f)
     mass = [[_mass(x, y, means[s], sds[s], weights[s]) for s in (0, 1)]
@@ -193,14 +197,13 @@ def moment_coupling(cells: Grid, weights: np.ndarray, means: np.ndarray, sds: np
     lo, hi = cells.lo, cells.hi
     bounded = np.isfinite(lo) & np.isfinite(hi)
     c = np.where(bounded, 0.5 * (np.where(bounded, lo, 0.0) + np.where(bounded, hi, 0.0)), 0.0)
-    a = 0.5 / sds[0] ** 2 - 0.5 / sds[1] ** 2
-    b = means[1] / sds[1] ** 2 - means[0] / sds[0] ** 2
+    a, b = log_ratio_coeffs(means, sds)
     slope_lo = 2 * a * np.where(bounded, lo, 0.0) + b
     slope_hi = 2 * a * np.where(bounded, hi, 0.0) + b
     increasing = (slope_lo >= 0) & (slope_hi >= 0)
     decreasing = (slope_lo <= 0) & (slope_hi <= 0)
     with np.errstate(over="ignore"):
-        lam = np.exp(_log_ratio(c, (means[0], means[1]), (sds[0], sds[1])) + np.log(weights[1] / weights[0]))
+        lam = np.exp(log_ratio(c, (means[0], means[1]), (sds[0], sds[1])) + np.log(weights[1] / weights[0]))
     whole = (m1[1] - c * mass[1]) - lam * (m1[0] - c * mass[0])
     zero = np.zeros_like(whole)
     valid = bounded & (increasing | decreasing) & np.isfinite(lam) & (lam > 0)

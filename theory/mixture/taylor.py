@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cells import Grid
+from .cells import Grid, log_ratio, log_ratio_coeffs
 
 __all__ = ["TOUCH_POINTS", "taylor_coupling"]
 
@@ -43,25 +43,18 @@ __all__ = ["TOUCH_POINTS", "taylor_coupling"]
 TOUCH_POINTS = (-0.5, 0.5)
 
 
-def _log_ratio_coeffs(means: np.ndarray, sds: np.ndarray, a: int, b: int) -> tuple[float, float]:
-    """(A, B) of log (w_b / w_a)(u) = A u^2 + B u + const."""
-    big_a = 0.5 / sds[a] ** 2 - 0.5 / sds[b] ** 2
-    big_b = means[b] / sds[b] ** 2 - means[a] / sds[a] ** 2
-    return float(big_a), float(big_b)
-
-
 def _direction(cells: Grid, weights: np.ndarray, means: np.ndarray, sds: np.ndarray, a: int, b: int
                ) -> dict[str, np.ndarray]:
     lo, hi = cells.lo, cells.hi
     bounded = np.isfinite(lo) & np.isfinite(hi)
     lo_f, hi_f = np.where(bounded, lo, 0.0), np.where(bounded, hi, 0.0)
     c, h = 0.5 * (lo_f + hi_f), 0.5 * (hi_f - lo_f)
-    big_a, big_b = _log_ratio_coeffs(means, sds, a, b)
+    pair_m, pair_s = (means[a], means[b]), (sds[a], sds[b])
+    big_a, big_b = log_ratio_coeffs(pair_m, pair_s)  # log (w_b / w_a)(u) = A u^2 + B u + const
     offset = float(np.log(weights[b] / weights[a]))
 
     def kappa(u: np.ndarray) -> np.ndarray:
-        return np.exp(np.log(sds[a] / sds[b]) - 0.5 * ((u - means[b]) / sds[b]) ** 2
-                      + 0.5 * ((u - means[a]) / sds[a]) ** 2 + offset)
+        return np.exp(log_ratio(u, pair_m, pair_s) + offset)
 
     def second(u: np.ndarray) -> np.ndarray:  # kappa'' = kappa (g'^2 + g'')
         return kappa(u) * ((2 * big_a * u + big_b) ** 2 + 2 * big_a)
@@ -88,7 +81,6 @@ def _direction(cells: Grid, weights: np.ndarray, means: np.ndarray, sds: np.ndar
                           for k, v in (("alpha", k0 - k1 * t0 + 0.5 * k2 * t0**2), ("beta", k1 - k2 * t0),
                                        ("gamma", 0.5 * k2))})
     valid = bounded & np.isfinite(kc) & (kc > 0) & np.isfinite(d1) & np.isfinite(k2_lo) & np.isfinite(k2_hi)
-    valid &= np.isfinite(third)
     return {"kappa": kc, "d1": d1, "k2_lo": k2_lo, "k2_hi": k2_hi, "third": third, "centre": c,
             "valid": valid, "touch": touch}
 
