@@ -137,6 +137,32 @@ def test_linearised_bound_never_exceeds_the_optimum(privacy):
             assert tangent <= ref + 1e-9
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_linearised_bound_finds_the_maximum_of_its_piecewise_linear_bound(seed):
+    """LB(lambda) = offset + sum_w min_z (S + lambda A)[w, z] - lambda D, maximised over lambda >= 0, against
+    the same maximum as a linear program (t_w <= S[w, z] + lambda A[w, z]) solved by HiGHS, from guesses of
+    the multiplier far below, near and far above it."""
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(seed)
+    n_w, n_z = (int(x) for x in rng.integers(3, 40, size=2))
+    scores = rng.normal(size=(n_w, n_z))
+    cost = rng.uniform(0.0, 1.0, size=(n_w, n_z)) / n_w
+    budget = float(cost.min(axis=1).sum() + rng.uniform(0.05, 0.5) * (cost.mean(axis=1).sum() - cost.min(axis=1).sum()))
+    # variables (t_1..t_nw, lambda): maximise sum t - lambda D
+    a = np.zeros((n_w * n_z, n_w + 1))
+    a[np.arange(n_w * n_z), np.repeat(np.arange(n_w), n_z)] = 1.0
+    a[:, -1] = -cost.ravel()
+    lp = linprog(np.r_[-np.ones(n_w), budget], A_ub=a, b_ub=scores.ravel(),
+                 bounds=[(None, None)] * n_w + [(0, None)], method="highs")
+    assert lp.status == 0
+    best = -lp.fun
+    for lam0 in (0.0, 1e-6, lp.x[-1], 10.0 * lp.x[-1] + 1.0, 1e6):
+        bound, lam = linearised_bound(0.0, scores, cost, budget, None, lam0)
+        assert lam >= 0
+        assert abs(bound - best) <= 1e-9 * max(1.0, abs(best))
+
+
 def test_an_uncertified_answer_falls_back_to_cvxpy_and_says_so(monkeypatch):
     monkeypatch.setattr(solve_module, "GAP_TOL", -1.0)  # no gap is small enough
     monkeypatch.setattr(solve_module, "MAX_ITER", 20)

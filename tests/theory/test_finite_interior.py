@@ -25,7 +25,7 @@ from privbench.theory.finite.interior_dense import DenseSystem, solve_interior
 from privbench.theory.finite.interior_full import FullSystem, one_s_per_w
 from privbench.theory.finite.interior_lowrank import LowRankSystem
 from privbench.theory.finite.leakage import MINORANT_SLOPES, SMOOTH_LEAKAGES
-from privbench.theory.finite.unused import best_unused_q, best_unused_qs
+from privbench.theory.finite.unused import best_unused_q, best_unused_qs, clearing_qs
 
 GAP_TOL = 1e-7
 
@@ -94,6 +94,33 @@ def test_the_batched_unused_release_program_reaches_the_single_ones_objective(pr
     for j in range(k):
         single = best_unused_q(privacy, g, p_s, row_min, shifts[:, j])
         assert objective(qs[:, j], j) == pytest.approx(objective(single, j), abs=1e-8)
+
+
+@pytest.mark.parametrize("privacy", ["mi", "chi2"])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_dual_steps_clear_every_row_where_a_planted_q_does(privacy, seed):
+    """Row minima a planted pmf clears with margin 0.02 P(w): clearing_qs finds a q that clears them too
+    (its objective is sum row_min, all that Clarabel's best q can reach); minima no pmf can clear (above
+    every q's score: the largest score of a q is at most max_s log(1 / P(s)) P(w) for mi, P(w) / min P(s)
+    for chi2) are reported as not cleared."""
+    rng = np.random.default_rng(seed)
+    n_s, n_w, k = 3 + 2 * seed, 6 + 3 * seed, 4
+    g = rng.dirichlet(np.full(n_s * n_w, 0.5)).reshape(n_s, n_w)
+    p_s, p_w = g.sum(axis=1), g.sum(axis=0)
+    planted = rng.dirichlet(np.ones(n_s), size=k).T
+    shifts = rng.random((n_w, k)) * 0.1
+    scores = g.T @ MINORANT_SLOPES[privacy](planted, p_s)
+    row_min = (scores + shifts - 0.02 * p_w[:, None]).min(axis=1)
+    qs, cleared = clearing_qs(privacy, g, p_s, row_min, shifts)
+    assert cleared.all()
+    found = g.T @ MINORANT_SLOPES[privacy](qs, p_s) + shifts
+    assert np.all(found >= row_min[:, None]) and np.allclose(qs.sum(axis=0), 1.0)
+    best = best_unused_qs(privacy, g, p_s, row_min, shifts)
+    reach = np.minimum(row_min[:, None], g.T @ MINORANT_SLOPES[privacy](best, p_s) + shifts).sum(axis=0)
+    assert np.all(reach <= row_min.sum() + 1e-9)
+    top = p_w * (np.log(1.0 / p_s.min()) if privacy == "mi" else 1.0 / p_s.min())
+    _, cleared = clearing_qs(privacy, g, p_s, top + 1.0, shifts, steps=50)
+    assert not cleared.any()
 
 
 @pytest.mark.parametrize("privacy", ["mi", "chi2"])

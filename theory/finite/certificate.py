@@ -10,8 +10,8 @@ the minorants of ``leakage.py``) and any lambda >= 0, weak duality gives
 
 (the minimum of a linear function over the product of simplices is attained
 row by row).  LB is concave and piecewise linear in lambda;
-:func:`linearised_bound` maximises it by bisection on its supergradient
-sum_w A[w, argmin_z] - D.  The MAP linear program's own dual
+:func:`linearised_bound` maximises it by a cutting-plane search on the lines
+through its values with the supergradients sum_w A[w, argmin_z] - D.  The MAP linear program's own dual
 gives a bound of the same form (:func:`map_dual_bound`).
 """
 
@@ -69,23 +69,34 @@ def linearised_bound(offset: float, scores: np.ndarray, cost: np.ndarray, budget
     best_lam = 0.0
     if slope <= 0:
         return best, 0.0
-    lo, hi = 0.0, max(lam0, 1e-12)
+    lo, f_lo, g_lo = 0.0, best, slope
+    hi = max(lam0, 1e-12)
     while True:  # bracket the maximiser: the supergradient turns <= 0
         val, slope = bound(hi)
         if val > best:
             best, best_lam = val, hi
         if slope <= 0 or hi > 1e300:
             break
-        lo, hi = hi, 2.0 * hi
-    for _ in range(steps):
-        mid = 0.5 * (lo + hi)
+        lo, f_lo, g_lo, hi = hi, val, slope, 2.0 * hi
+    f_hi, g_hi = val, slope
+    for _ in range(steps):  # the two sides' supporting lines meet above the maximum: evaluate there (LB is
+        # piecewise linear, so this ends once the lines are the pieces at the maximum), bisect if rounding
+        # puts the meeting point outside the bracket
+        mid = (f_hi - f_lo + g_lo * lo - g_hi * hi) / (g_lo - g_hi) if g_lo > g_hi else 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            mid = 0.5 * (lo + hi)
+            if not lo < mid < hi:
+                break
+        top = min(f_lo + g_lo * (mid - lo), f_hi + g_hi * (mid - hi))
         val, slope = bound(mid)
         if val > best:
             best, best_lam = val, mid
+        if top - val <= _EPS * max(1.0, abs(top)):
+            break
         if slope > 0:
-            lo = mid
+            lo, f_lo, g_lo = mid, val, slope
         else:
-            hi = mid
+            hi, f_hi, g_hi = mid, val, slope
     return best, best_lam
 
 

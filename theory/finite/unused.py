@@ -21,7 +21,11 @@ import clarabel
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["best_unused_q", "best_unused_qs"]
+from .leakage import MINORANT_SLOPES
+
+__all__ = ["CLEARING_STEPS", "best_unused_q", "best_unused_qs", "clearing_qs"]
+
+CLEARING_STEPS = 300  # dual steps of :func:`clearing_qs` before the releases it has not cleared go to Clarabel
 
 
 def _settings() -> clarabel.DefaultSettings:
@@ -29,6 +33,57 @@ def _settings() -> clarabel.DefaultSettings:
     s.verbose = False
     s.tol_gap_abs = s.tol_gap_rel = s.tol_feas = 1e-10
     return s
+
+
+def _margins(privacy: str, g_s: np.ndarray, p_s: np.ndarray, need: np.ndarray, mu: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """(q = P(S|W) mu, each row's margin (score_w(q) - need_w) / P(w)), shapes (n_s, k), (n_w, k)."""
+    p_w = g_s.sum(axis=0)
+    q = (g_s / p_w) @ mu
+    with np.errstate(divide="ignore", invalid="ignore"):
+        marg = (g_s.T @ MINORANT_SLOPES[privacy](q, p_s) - need) / p_w[:, None]
+    return q, np.nan_to_num(marg, nan=-np.inf)
+
+
+def clearing_qs(privacy: str, g_s: np.ndarray, p_s: np.ndarray, row_min: np.ndarray, shifts: np.ndarray,
+                steps: int = CLEARING_STEPS) -> tuple[np.ndarray, np.ndarray]:
+    """For each of k releases a pmf q whose scores clear every row, score_w(q) + shift_w >= row_min_w
+    (then the release lowers no row's minimum: the most :func:`best_unused_qs` can give), by the dual of
+    max_q min_w margin_w(q), margin_w = (score_w(q) + shift_w - row_min_w) / P(w).
+
+    Both scores are P(w) times a concave function of q whose weighted sum over the rows, with weights
+    mu in the simplex, is largest at q = P(S|W) mu (mi: sum_s a_s log(q_s / P(s)) with a = P(S|W) mu,
+    largest at q = a; chi2: sum_s (2 a_s q_s - q_s^2) / P(s), the same), so the dual is the smooth
+    convex min over mu of sum_w mu_w margin_w(P(S|W) mu), whose gradient is the margins (Blahut-Arimoto
+    style). Exponentiated-gradient steps on mu (a step kept where the dual falls, else a shorter one)
+    stop each release at its first q with no negative margin. Random joints, useful, at the interior
+    point's channel: 10 releases of chi2 m = 50 in 15 steps, 0.9 ms (Clarabel: 42 ms).
+
+    Returns (q, cleared): shapes (n_s, k) and (k,); q is meaningful where cleared.
+    """
+    n_w, k = shifts.shape
+    need = row_min[:, None] - shifts
+    mu = np.full((n_w, k), 1.0 / n_w)
+    step = np.ones(k)
+    cleared = np.zeros(k, dtype=bool)
+    out = np.zeros((p_s.size, k))
+    q, marg = _margins(privacy, g_s, p_s, need, mu)
+    dual = (mu * marg).sum(axis=0)
+    for _ in range(steps):
+        now = np.all(marg >= 0, axis=0) & ~cleared
+        out[:, now], cleared = q[:, now], cleared | now
+        if cleared.all():
+            break
+        m = np.maximum(marg, -1e3)
+        new = mu * np.exp(-step * (m - m.min(axis=0)))
+        new /= new.sum(axis=0)
+        q2, marg2 = _margins(privacy, g_s, p_s, need, new)
+        dual2 = (new * np.maximum(marg2, -1e300)).sum(axis=0)
+        down = dual2 <= dual
+        step = np.where(down, 1.5 * step, 0.3 * step)
+        mu, q = np.where(down, new, mu), np.where(down, q2, q)
+        marg, dual = np.where(down, marg2, marg), np.where(down, dual2, dual)
+    return out, cleared
 
 
 def best_unused_q(privacy: str, g_s: np.ndarray, p_s: np.ndarray, row_min: np.ndarray, shift: np.ndarray
