@@ -88,16 +88,21 @@ def _mi_terms(g: np.ndarray, y: np.ndarray, p_s: np.ndarray) -> tuple[np.ndarray
     return slope, blocks
 
 
-def _chi2_terms(g: np.ndarray, y: np.ndarray, p_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _chi2_terms(g: np.ndarray, y: np.ndarray, p_s: np.ndarray, k0: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
     """chi2 = sum_z sum_s y_s^2 / (P(s) P(z)) - 1: with r = P(s|z) / P(s) and Q = sum_s P(s) r_s^2, the slope
-    2 r - Q and the blocks (2 / P(z)) G^T (diag(1/P(S)) - r 1^T - 1 r^T + Q 1 1^T) G (G^T 1 = P(W))."""
+    2 r - Q and the blocks (2 / P(z)) (K0 - v 1^T - 1 v^T) with K0 = G^T diag(1/P(S)) G (``k0``, computed
+    where not given) and v = G^T r - (Q / 2) P(W) (G^T 1 = P(W))."""
     p_w, p_z = g.sum(axis=0), y.sum(axis=0)
     r, q = chi2_ratios(y, p_s, p_z)
-    gr = (g.T @ r).T  # (n_z, n_w)
-    k0 = (g.T / p_s[None, :]) @ g
-    blocks = k0[None, :, :] - gr[:, :, None] * p_w[None, None, :] - p_w[None, :, None] * gr[:, None, :]
-    blocks += q[:, None, None] * (p_w[:, None] * p_w[None, :])[None, :, :]
-    return 2.0 * r - q[None, :], blocks * (2.0 / p_z)[:, None, None]
+    if k0 is None:
+        k0 = (g.T / p_s[None, :]) @ g
+    v = (g.T @ r).T - 0.5 * q[:, None] * p_w[None, :]  # (n_z, n_w)
+    outer = v[:, :, None] * p_w[None, None, :]
+    blocks = k0[None, :, :] - outer
+    blocks -= outer.transpose(0, 2, 1)
+    blocks *= (2.0 / p_z)[:, None, None]
+    return 2.0 * r - q[None, :], blocks
 
 
 TERMS = {"mi": _mi_terms, "chi2": _chi2_terms}
@@ -167,13 +172,14 @@ class DenseSystem:
 
     def __init__(self, privacy: str, g: np.ndarray, p_s: np.ndarray, cost: np.ndarray) -> None:
         self.terms, self.g, self.p_s, self.cost = TERMS[privacy], g, p_s, cost
+        self.extra = {"k0": (g.T / p_s[None, :]) @ g} if privacy == "chi2" else {}  # chi2's constant part
         self.g_dense = g  # G, dense (the certificate's)
         self.p_w = g.sum(axis=0)
         self.res_tol = RES_TOL
 
     def gradient(self, pt: Point) -> tuple[np.ndarray, Any]:
         """(dL/dC, what ``factor`` needs of this point)."""
-        slope, blocks = self.terms(self.g, self.g @ pt.c, self.p_s)
+        slope, blocks = self.terms(self.g, self.g @ pt.c, self.p_s, **self.extra)
         return self.g.T @ slope, blocks
 
     def factor(self, pt: Point, blocks: Any) -> _Newton | None:
