@@ -79,6 +79,8 @@ def transport_channel(p: np.ndarray, x: np.ndarray, limit: float = np.inf) -> np
 class HammingFullMap:
     """The reduced MAP LP of one joint (sensitive values that occur) on a persistent HiGHS instance."""
 
+    label = "HiGHS on P(S, Z) (full observation, Hamming)"
+
     def __init__(self, joint: np.ndarray, scale: float, data: FiniteData) -> None:
         self.joint = np.asarray(joint, dtype=float)
         self.occurs = self.joint.sum(axis=1) > 0  # the program's sensitive values (as ``FiniteData``'s)

@@ -13,13 +13,14 @@ __all__ = ["solve_map"]
 
 
 def solve_map(model: Any, budget: float, tol: float) -> tuple[np.ndarray, dict[str, Any]]:
-    """The MAP LP: where the full observation has Hamming distortion, the LP on P(S, Z) of ``hamming_map.py``
+    """The MAP LP: where the full observation has Hamming distortion or one on a line, the LP on P(S, Z) of
+    ``hamming_map.py`` / ``line_map.py``
     (for a program past the whole LP's size only where the column generation's first round does not finish:
     the symmetric pair's does, at m = 100 in 0.1 s against 0.2-0.9 s); then
     (or else) the column generation to the end; the whole LP where HiGHS fails.  ``model`` is ``solve.py``'s
-    (``data``, ``map_lp()``, ``hamming_lp()``); ``tol`` the relative gap the reduced LP's channel must certify to.
+    (``data``, ``map_lp()``, ``reduced_lp()``); ``tol`` the relative gap the reduced LP's channel must certify to.
     Returns (channel on the live rows, certificate)."""
-    reduced = model.hamming_lp()
+    reduced = model.reduced_lp()
     if reduced is not None and whole_lp(model.data):  # small: the reduced LP first (whole LPs of m = 10 and 20,
         reduced.preferred = True  # random joint, budgets 0.1-0.6: 2.4-3.7 -> 2.3-2.5 ms and 13-43 -> 9-12 ms)
     r = None
@@ -32,7 +33,7 @@ def solve_map(model: Any, budget: float, tol: float) -> tuple[np.ndarray, dict[s
         reduced.preferred = True
         s = reduced.certified(budget, tol)
         if s is not None:
-            return s.channel, {"solver": "HiGHS on P(S, Z) (full observation, Hamming)",
+            return s.channel, {"solver": reduced.label,
                                "highs_objective": s.solver_primal, "multiplier": s.multiplier, "dual": s.bound}
         try:
             r = model.map_lp().solve(budget)

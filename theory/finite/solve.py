@@ -12,7 +12,8 @@ is taken where it certifies already), polished by ``mirror.py`` where it falls
 short, and ``mirror.py`` alone after that (and alone above ACTIVE_MAX[privacy] entries,
 where the interior point's restricted program grows too large); for ``map`` with the HiGHS linear
 program of ``highs_cg.py`` (``highs_lp.py`` if that fails; for the full observation under Hamming
-distortion the program reduced to P(S, Z) of ``hamming_map.py``, ``map_solve.py``). Every answer is the
+distortion the program reduced to P(S, Z) of ``hamming_map.py``, under a distortion on a line its flow form of
+``line_map.py``, ``map_solve.py``). Every answer is the
 leakage of a feasible channel together with a proven lower bound on the
 optimum; it counts as certified when
 
@@ -30,7 +31,7 @@ InputError naming the size and the limit.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -43,6 +44,7 @@ from ..registry import Provider, register
 from .data import FiniteData, finite_data
 from .active_set import ActiveSetSolver, meet_budget
 from .hamming_map import HammingFullMap, hamming_scale
+from .line_map import LineFullMap, line_positions
 from .highs_cg import MapColumnGeneration
 from .map_solve import solve_map
 from .interior_certified import solve_interior_certified
@@ -80,32 +82,44 @@ _KIND = {"mi": "exponential cone", "chi2": "second-order cone", "map": "linear p
 
 class _Model:
     """One (joint, distortion, observation): its sparse data and, for map, its assembled LP (and, for the
-    full observation under Hamming distortion, the LP reduced to P(S, Z) of ``hamming_map.py``)."""
+    full observation under Hamming distortion or a distortion on a line, the LP on P(S, Z) of
+    ``hamming_map.py`` / ``line_map.py``, built by ``reduce``)."""
 
-    def __init__(self, data: FiniteData, joint: np.ndarray | None = None, hamming: float | None = None) -> None:
+    def __init__(self, data: FiniteData, reduce: Callable[[], Any] | None = None) -> None:
         self.data = data
         self.lp: MapColumnGeneration | None = None
         self.active: dict[str, ActiveSetSolver] = {}
-        self.joint, self.hamming = joint, hamming
-        self.reduced: HammingFullMap | None = None
+        self.reduce = reduce
+        self.reduced: Any = None
 
     def map_lp(self) -> MapColumnGeneration:
         if self.lp is None:
             self.lp = MapColumnGeneration(self.data)
         return self.lp
 
-    def hamming_lp(self) -> HammingFullMap | None:
-        """The reduced LP where it applies (full observation, d = c 1[u != z]), else None."""
-        if self.hamming is None or self.joint is None:
+    def reduced_lp(self) -> Any:
+        """The LP on P(S, Z) where it applies (full observation; Hamming or a line), else None."""
+        if self.reduce is None:
             return None
         if self.reduced is None:
-            self.reduced = HammingFullMap(self.joint, self.hamming, self.data)
+            self.reduced = self.reduce()
         return self.reduced
 
     def active_set(self, privacy: str) -> ActiveSetSolver:
         if privacy not in self.active:
             self.active[privacy] = ActiveSetSolver(self.data, privacy)
         return self.active[privacy]
+
+
+def _reducer(joint: np.ndarray, distortion: np.ndarray, data: FiniteData) -> Callable[[], Any] | None:
+    """What builds the full observation's map LP on P(S, Z): Hamming distortion, a distortion on a line."""
+    scale = hamming_scale(distortion)
+    if scale is not None:
+        return lambda: HammingFullMap(joint, scale, data)
+    positions = line_positions(distortion)
+    if positions is not None:
+        return lambda: LineFullMap(joint, positions, data)
+    return None
 
 
 @lru_cache(maxsize=16)
@@ -115,8 +129,8 @@ def _cached_model(key: bytes, shapes: tuple, observation: str | None) -> _Model:
     a, b = int(np.prod(js)), int(np.prod(ds))
     obs: Any = observation if observation is not None else buf[a + b :].reshape(ks)
     joint, distortion = buf[:a].reshape(js), buf[a : a + b].reshape(ds)
-    scale = hamming_scale(distortion) if observation == "full" else None
-    return _Model(finite_data(joint, distortion, obs), joint if scale is not None else None, scale)
+    data = finite_data(joint, distortion, obs)
+    return _Model(data, _reducer(joint, distortion, data) if observation == "full" else None)
 
 
 def _model(joint: np.ndarray, distortion: np.ndarray, observation: str | np.ndarray) -> _Model:
