@@ -28,14 +28,12 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from .certificate import map_dual_bound
 from .data import FiniteData
-from .highs_cg import quiet_stdout
 from .highs_lp import LpResult
+from .reduced_map import ReducedFullMap
 
 __all__ = ["IPM_MIN", "HammingFullMap", "hamming_scale", "transport_channel"]
 
-_TOL = 1e-10  # HiGHS's primal and dual feasibility tolerances (as ``highs_cg.py``)
 IPM_MIN = 5_000  # programs with n_s n_z at least this start with HiGHS's interior point, smaller ones with the
 # dual simplex (measured, reduced LP, budgets 0.1-0.6: random m = 100 1.5-3.9 s against 3.7-6.7 s; random
 # m = 50 0.20-0.39 against 0.18-0.22 s; symmetric pair m = 100 0.38-0.93 against 0.18-0.57 s; the
@@ -76,16 +74,14 @@ def transport_channel(p: np.ndarray, x: np.ndarray, limit: float = np.inf) -> np
     return chan.reshape(n_s * n, n)
 
 
-class HammingFullMap:
+class HammingFullMap(ReducedFullMap):
     """The reduced MAP LP of one joint (sensitive values that occur) on a persistent HiGHS instance."""
 
     label = "HiGHS on P(S, Z) (full observation, Hamming)"
 
     def __init__(self, joint: np.ndarray, scale: float, data: FiniteData) -> None:
-        self.joint = np.asarray(joint, dtype=float)
-        self.occurs = self.joint.sum(axis=1) > 0  # the program's sensitive values (as ``FiniteData``'s)
-        self.p = self.joint[self.occurs]
-        self.data, self.scale = data, float(scale)
+        super().__init__(joint, data)
+        self.scale = float(scale)
         n_s, n = self.p.shape
         big = n_s * n
         ix = np.arange(big)
@@ -98,29 +94,11 @@ class HammingFullMap:
         mass = self.p.sum(axis=1)
         lower = np.r_[np.full(big, -inf), mass, self.p.ravel(), -inf]
         upper = np.r_[np.zeros(big), mass, np.full(big, inf), inf]
-        with quiet_stdout():
-            h = highspy.Highs()
-            h.setOptionValue("output_flag", False)
-        for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
-            h.setOptionValue(name, _TOL)
+        h = self._highs(a, lower, upper, np.r_[np.zeros(2 * big), np.ones(n)],
+                        np.r_[np.zeros(2 * big), np.full(n, -inf)])
         if big >= IPM_MIN:  # the first solve (module notes); later ones from its basis
             h.setOptionValue("solver", "ipm")
-        h.addRows(lower.size, lower, upper, 0, np.zeros(lower.size, dtype=np.int32), np.zeros(0, dtype=np.int32),
-                  np.zeros(0))
-        h.addCols(2 * big + n, np.r_[np.zeros(2 * big), np.ones(n)], np.r_[np.zeros(2 * big), np.full(n, -inf)],
-                  np.full(2 * big + n, inf), a.nnz, a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32),
-                  a.data)
         self.h, self.big, self.solves = h, big, 0
-        self.preferred = False  # set by ``map_solve`` once the column generation's first round did not finish
-
-    def certified(self, budget: float, tol: float) -> LpResult | None:
-        """:meth:`solve`, where HiGHS finishes and its channel's gap is within ``tol`` (relative, as
-        ``solve.GAP_TOL``); else None (the caller's column generation follows)."""
-        try:
-            r = self.solve(budget)
-        except RuntimeError:
-            return None
-        return r if r.value - r.bound <= tol * max(1.0, abs(r.value)) else None
 
     def solve(self, budget: float) -> LpResult:
         """Solve at ``budget``; RuntimeError unless HiGHS reports optimality."""
@@ -139,11 +117,4 @@ class HammingFullMap:
         dual = np.asarray(sol.row_dual)
         mu = np.clip(-dual[:big], 0.0, None).reshape(self.p.shape)
         lam = max(-float(dual[-1]), 0.0)
-        data = self.data
-        x_all = np.zeros(self.joint.shape)
-        x_all[self.occurs] = x
-        channel = transport_channel(self.joint, x_all, budget / self.scale)[data.live]
-        value = float(np.asarray(data.g_s @ channel).max(axis=0).sum())
-        bound = map_dual_bound(mu, data.g_s, data.cost, budget, lam)
-        obj = float(h.getInfo().objective_function_value)
-        return LpResult(channel, value, bound, lam, obj, obj, 1)
+        return self._result(h, x, mu, lam, budget, lambda p, x_all: transport_channel(p, x_all, budget / self.scale))

@@ -27,14 +27,12 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from .certificate import map_dual_bound
 from .data import FiniteData
-from .highs_cg import quiet_stdout
 from .highs_lp import LpResult
+from .reduced_map import ReducedFullMap
 
 __all__ = ["LINE_RTOL", "LineFullMap", "line_positions", "monotone_channel"]
 
-_TOL = 1e-10  # HiGHS's primal and dual feasibility tolerances (as ``highs_cg.py``)
 LINE_RTOL = 1e-12  # d may differ from |x_u - x_z| by this relative to its largest entry (rounding of |u - z| / c)
 
 
@@ -96,42 +94,21 @@ def _flow_program(p: np.ndarray, gaps: np.ndarray) -> tuple[sp.csc_matrix, np.nd
     return a, lower, upper
 
 
-class LineFullMap:
+class LineFullMap(ReducedFullMap):
     """The flow form of the MAP LP of one joint (sensitive values that occur) on a persistent HiGHS
-    instance; the interface of ``hamming_map.HammingFullMap`` (``preferred``, ``certified``, ``solve``)."""
+    instance (``reduced_map.ReducedFullMap``: ``preferred``, ``certified``)."""
 
     label = "HiGHS on the flow of P(S, Z) (full observation, distortion on a line)"
 
     def __init__(self, joint: np.ndarray, positions: np.ndarray, data: FiniteData) -> None:
-        self.joint = np.asarray(joint, dtype=float)
-        self.occurs = self.joint.sum(axis=1) > 0  # the program's sensitive values (as ``FiniteData``'s)
-        self.p = self.joint[self.occurs]
-        self.data = data
+        super().__init__(joint, data)
         gaps = np.diff(np.asarray(positions, dtype=float))
         n_s, n = self.p.shape
         a, lower, upper = _flow_program(self.p, gaps)
-        inf = highspy.kHighsInf
-        with quiet_stdout():
-            h = highspy.Highs()
-            h.setOptionValue("output_flag", False)
-        for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
-            h.setOptionValue(name, _TOL)
-        h.addRows(lower.size, lower, upper, 0, np.zeros(lower.size, dtype=np.int32), np.zeros(0, dtype=np.int32),
-                  np.zeros(0))
         nf = n_s * (n - 1)
-        h.addCols(2 * nf + n, np.r_[np.zeros(2 * nf), np.ones(n)], np.r_[np.zeros(2 * nf), np.full(n, -inf)],
-                  np.full(2 * nf + n, inf), a.nnz, a.indptr[:-1].astype(np.int32), a.indices.astype(np.int32),
-                  a.data)
-        self.h, self.nf, self.cells = h, nf, n_s * n
-        self.preferred = False  # set by ``map_solve`` once the column generation's first round did not finish
-
-    def certified(self, budget: float, tol: float) -> LpResult | None:
-        """:meth:`solve`, where HiGHS finishes and its channel's gap is within ``tol`` (relative); else None."""
-        try:
-            r = self.solve(budget)
-        except RuntimeError:
-            return None
-        return r if r.value - r.bound <= tol * max(1.0, abs(r.value)) else None
+        self.h = self._highs(a, lower, upper, np.r_[np.zeros(2 * nf), np.ones(n)],
+                             np.r_[np.zeros(2 * nf), np.full(n, -highspy.kHighsInf)])
+        self.nf, self.cells = nf, n_s * n
 
     def solve(self, budget: float) -> LpResult:
         """Solve at ``budget`` (from the last basis); RuntimeError unless HiGHS reports optimality."""
@@ -148,12 +125,4 @@ class LineFullMap:
         x[:, :-1] -= flow
         dual = np.asarray(sol.row_dual)
         mu = np.clip(-dual[:cells], 0.0, None).reshape(self.p.shape)
-        lam = max(-float(dual[-1]), 0.0)
-        data = self.data
-        x_all = np.zeros(self.joint.shape)
-        x_all[self.occurs] = x
-        channel = monotone_channel(self.joint, x_all)[data.live]
-        value = float(np.asarray(data.g_s @ channel).max(axis=0).sum())
-        bound = map_dual_bound(mu, data.g_s, data.cost, budget, lam)
-        obj = float(h.getInfo().objective_function_value)
-        return LpResult(channel, value, bound, lam, obj, obj, 1)
+        return self._result(h, x, mu, max(-float(dual[-1]), 0.0), budget, monotone_channel)
