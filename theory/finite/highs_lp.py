@@ -53,7 +53,9 @@ class MapLP:
         n_s = data.g_s.shape[0]
         eye_z = sp.identity(n_z, format="csr")
         epi = sp.hstack([sp.kron(data.g_s, eye_z), -sp.kron(np.ones((n_s, 1)), eye_z)])
-        budget_row = sp.csr_matrix(np.r_[data.cost.ravel(), np.zeros(n_z)][None, :])
+        top = float(data.cost.max())  # the budget row divided by its largest entry (``highs_cg.BUDGET_ROW_SCALED``)
+        self.row_scale = 1.0 / top if top > 0 else 1.0
+        budget_row = sp.csr_matrix(np.r_[data.cost.ravel() * self.row_scale, np.zeros(n_z)][None, :])
         self.a_ub = sp.vstack([epi, budget_row]).tocsc()
         self.a_eq = sp.hstack([sp.kron(sp.identity(n_w), np.ones((1, n_z))), sp.csr_matrix((n_w, n_z))]).tocsc()
         self.cost = np.r_[np.zeros(n_w * n_z), np.ones(n_z)]
@@ -67,7 +69,7 @@ class MapLP:
         n_w, n_z = data.shape
         n_s = data.g_s.shape[0]
         b_ub = np.zeros(n_s * n_z + 1)
-        b_ub[-1] = budget
+        b_ub[-1] = budget * self.row_scale
         res = linprog(self.cost, A_ub=self.a_ub, b_ub=b_ub, A_eq=self.a_eq, b_eq=np.ones(n_w),
                       bounds=self.bounds, method=self.method, options=_OPTIONS)
         if res.status != 0:
@@ -76,7 +78,7 @@ class MapLP:
         channel /= channel.sum(axis=1, keepdims=True)
         value = float(np.asarray(data.g_s @ channel).max(axis=0).sum())
         duals = -np.asarray(res.ineqlin.marginals)
-        lam = max(float(duals[-1]), 0.0)
+        lam = max(float(duals[-1]), 0.0) * self.row_scale
         bound = map_dual_bound(duals[:-1].reshape(n_s, n_z), data.g_s, data.cost, budget, lam)
         dual_obj = float(res.ineqlin.marginals @ b_ub + res.eqlin.marginals @ np.ones(n_w))
         return LpResult(channel, value, bound, lam, float(res.fun), dual_obj, int(res.nit))
