@@ -12,16 +12,6 @@ from privbench.theory.finite.hamming_map import HammingFullMap, hamming_scale, t
 from privbench.theory.finite.highs_lp import MapLP
 
 
-def _joint(seed: int, n_s: int, n: int, zeros: bool = False) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    joint = rng.dirichlet(np.full(n_s * n, 0.5)).reshape(n_s, n)
-    if zeros:  # a sensitive value that never occurs, and entries of probability 0
-        joint[0] = 0.0
-        joint[rng.random(joint.shape) < 0.2] = 0.0
-        joint /= joint.sum()
-    return joint
-
-
 def test_hamming_scale_accepts_only_a_constant_off_diagonal():
     assert hamming_scale(1.0 - np.eye(4)) == 1.0
     assert hamming_scale(2.5 * (1.0 - np.eye(3))) == 2.5
@@ -34,9 +24,9 @@ def test_hamming_scale_accepts_only_a_constant_off_diagonal():
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_transport_channel_carries_p_to_x_at_the_transport_cost(seed):
+def test_transport_channel_carries_p_to_x_at_the_transport_cost(sparse_joint, seed):
     rng = np.random.default_rng(seed)
-    p = _joint(seed, 3, 6)
+    p = sparse_joint(seed, 3, 6)
     x = rng.dirichlet(np.ones(6), size=3) * p.sum(axis=1, keepdims=True)  # same row totals as p
     chan = transport_channel(p, x)
     n_s, n = p.shape
@@ -52,8 +42,8 @@ def test_transport_channel_carries_p_to_x_at_the_transport_cost(seed):
 
 @pytest.mark.parametrize("seed,n_s,n,zeros", [(0, 3, 5, False), (1, 4, 4, False), (2, 5, 6, True), (3, 2, 8, True)])
 @pytest.mark.parametrize("budget", [0.05, 0.2, 0.4, 0.9])
-def test_reduced_lp_equals_the_whole_lp_and_certifies(seed, n_s, n, zeros, budget):
-    joint = _joint(seed, n_s, n, zeros)
+def test_reduced_lp_equals_the_whole_lp_and_certifies(sparse_joint, seed, n_s, n, zeros, budget):
+    joint = sparse_joint(seed, n_s, n, zeros)
     dist = 1.0 - np.eye(n)
     data = finite_data(joint, dist, "full")
     if budget < data.min_distortion:
@@ -67,8 +57,8 @@ def test_reduced_lp_equals_the_whole_lp_and_certifies(seed, n_s, n, zeros, budge
     assert float((data.cost * r.channel).sum()) <= budget + 1e-12  # the budget met exactly
 
 
-def test_scaled_hamming_distortion_matches_plain_cvxpy():
-    joint = _joint(7, 3, 5)
+def test_scaled_hamming_distortion_matches_plain_cvxpy(sparse_joint):
+    joint = sparse_joint(7, 3, 5)
     dist = 2.0 * (1.0 - np.eye(5))
     data = finite_data(joint, dist, "full")
     ref = solve_finite(joint, dist, 0.5, "map", "full", solver="cvxpy")
@@ -105,9 +95,9 @@ def test_the_symmetric_pair_keeps_the_column_generation_and_other_distortions_ne
     assert opt.certificate["solver"] == "HiGHS" and opt.certificate["certified"]
 
 
-def test_a_small_full_hamming_program_goes_to_the_reduced_lp_first_and_matches_cvxpy():
+def test_a_small_full_hamming_program_goes_to_the_reduced_lp_first_and_matches_cvxpy(sparse_joint):
     # at the whole LP's size (here 10 x 100 entries) the reduced LP answers first
-    joint = _joint(11, 10, 10)
+    joint = sparse_joint(11, 10, 10)
     dist = 1.0 - np.eye(10)
     opt = solve_finite(joint, dist, 0.3, "map", "full")
     assert opt.certificate["solver"].startswith("HiGHS on P(S, Z)") and opt.certificate["certified"]

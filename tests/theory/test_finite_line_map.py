@@ -14,16 +14,6 @@ from privbench.theory.finite.highs_lp import MapLP
 from privbench.theory.finite.line_map import LineFullMap, line_positions, monotone_channel
 
 
-def _joint(seed: int, n_s: int, n: int, zeros: bool = False) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    joint = rng.dirichlet(np.full(n_s * n, 0.5)).reshape(n_s, n)
-    if zeros:  # a sensitive value that never occurs, and entries of probability 0
-        joint[0] = 0.0
-        joint[rng.random(joint.shape) < 0.2] = 0.0
-        joint /= joint.sum()
-    return joint
-
-
 def _line(positions) -> np.ndarray:
     x = np.asarray(positions, dtype=float)
     return np.abs(x[:, None] - x[None, :])
@@ -44,11 +34,11 @@ def test_line_positions_accepts_distances_on_a_line_only():
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_the_monotone_channel_carries_p_to_x_at_the_transport_cost(seed):
+def test_the_monotone_channel_carries_p_to_x_at_the_transport_cost(sparse_joint, seed):
     rng = np.random.default_rng(seed)
     n_s, n = 3, 7
     pos = np.sort(rng.uniform(0.0, 3.0, n))
-    p = _joint(seed, n_s, n)
+    p = sparse_joint(seed, n_s, n)
     x = rng.dirichlet(np.ones(n), size=n_s) * p.sum(axis=1, keepdims=True)
     chan = monotone_channel(p, x).reshape(n_s, n, n)
     assert np.allclose(chan.sum(axis=2), 1.0)
@@ -61,8 +51,8 @@ def test_the_monotone_channel_carries_p_to_x_at_the_transport_cost(seed):
 
 @pytest.mark.parametrize("seed,n_s,n,zeros", [(0, 3, 5, False), (1, 4, 4, False), (2, 5, 6, True), (3, 2, 8, True)])
 @pytest.mark.parametrize("budget", [0.02, 0.1, 0.3, 0.8])
-def test_flow_lp_equals_the_whole_lp_and_certifies(seed, n_s, n, zeros, budget):
-    joint = _joint(seed, n_s, n, zeros)
+def test_flow_lp_equals_the_whole_lp_and_certifies(sparse_joint, seed, n_s, n, zeros, budget):
+    joint = sparse_joint(seed, n_s, n, zeros)
     pos = np.cumsum(np.random.default_rng(seed).uniform(0.1, 1.0, n)) - 0.1
     pos -= pos[0]
     dist = _line(pos)
@@ -77,8 +67,8 @@ def test_flow_lp_equals_the_whole_lp_and_certifies(seed, n_s, n, zeros, budget):
     assert float((data.cost * r.channel).sum()) <= budget + 1e-12
 
 
-def test_solve_finite_takes_the_flow_lp_and_matches_plain_cvxpy():
-    joint = _joint(7, 4, 6)
+def test_solve_finite_takes_the_flow_lp_and_matches_plain_cvxpy(sparse_joint):
+    joint = sparse_joint(7, 4, 6)
     u = np.arange(6)
     dist = np.abs(u[:, None] - u[None, :]) / 5.0
     for budget in (0.02, 0.08):
