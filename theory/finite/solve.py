@@ -45,6 +45,7 @@ from .data import FiniteData, finite_data
 from .active_set import ActiveSetSolver, meet_budget
 from .hamming_map import HammingFullMap, hamming_scale
 from .line_map import LineFullMap, line_positions
+from .reduced_map import ReducedFullMap
 from .highs_cg import MapColumnGeneration
 from .map_solve import solve_map
 from .interior_certified import solve_interior_certified
@@ -85,19 +86,19 @@ class _Model:
     full observation under Hamming distortion or a distortion on a line, the LP on P(S, Z) of
     ``hamming_map.py`` / ``line_map.py``, built by ``reduce``)."""
 
-    def __init__(self, data: FiniteData, reduce: Callable[[], Any] | None = None) -> None:
+    def __init__(self, data: FiniteData, reduce: Callable[[], ReducedFullMap] | None = None) -> None:
         self.data = data
         self.lp: MapColumnGeneration | None = None
         self.active: dict[str, ActiveSetSolver] = {}
         self.reduce = reduce
-        self.reduced: Any = None
+        self.reduced: ReducedFullMap | None = None
 
     def map_lp(self) -> MapColumnGeneration:
         if self.lp is None:
             self.lp = MapColumnGeneration(self.data)
         return self.lp
 
-    def reduced_lp(self) -> Any:
+    def reduced_lp(self) -> ReducedFullMap | None:
         """The LP on P(S, Z) where it applies (full observation; Hamming or a line), else None."""
         if self.reduce is None:
             return None
@@ -111,7 +112,7 @@ class _Model:
         return self.active[privacy]
 
 
-def _reducer(joint: np.ndarray, distortion: np.ndarray, data: FiniteData) -> Callable[[], Any] | None:
+def _reducer(joint: np.ndarray, distortion: np.ndarray, data: FiniteData) -> Callable[[], ReducedFullMap] | None:
     """What builds the full observation's map LP on P(S, Z): Hamming distortion, a distortion on a line."""
     scale = hamming_scale(distortion)
     if scale is not None:
