@@ -89,13 +89,14 @@ def interior_system(data: FiniteData, privacy: str) -> DenseSystem | FullSystem 
     return DenseSystem(privacy, np.asarray(data.g_s.todense()), data.p_s, data.cost)
 
 
-def solve_interior_certified(data: FiniteData, budget: float, privacy: str, tol: float
-                             ) -> SmoothResult | None:
+def solve_interior_certified(data: FiniteData, budget: float, privacy: str, tol: float,
+                             beta0: float | None = None) -> SmoothResult | None:
     """(channel, value, bound, multiplier) of the interior point's answer, or None where it fails.
 
     The interior point stops at the barrier gaps of GAPS in turn, each time going on from where it
     stopped, until the certificate's relative gap is within ``tol``: the gap of the tangent bound
-    can be a hundred times the barrier's (chi2, random joint, useful m = 50).
+    can be a hundred times the barrier's (chi2, random joint, useful m = 50). ``beta0``: a guess of the
+    budget's multiplier to start from (``interior_dense.solve_interior``).
     """
     system = interior_system(data, privacy)
     if system is None:
@@ -105,7 +106,7 @@ def solve_interior_certified(data: FiniteData, budget: float, privacy: str, tol:
     r = None
     for gap in GAPS:
         r = solve_interior(privacy, g, data.p_s, data.cost, budget, gap, r, system=system,
-                           floor=tol if system.stops_at_zero else None)
+                           floor=tol if system.stops_at_zero else None, beta0=beta0)
         if r is None:
             return best
         s = _certify(data, privacy, g, r, budget, tol)

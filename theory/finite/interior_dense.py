@@ -191,18 +191,24 @@ class DenseSystem:
         return _direction(nt, pt, self.cost, r_dual, r_rows, r_budget, target, corr, corr_b)
 
 
-def _start(p_w: np.ndarray, cost: np.ndarray, budget: float) -> Point:
+def _start(p_w: np.ndarray, cost: np.ndarray, budget: float, beta0: float | None = None) -> Point:
+    """The uniform channel, C lambda = P(w) / n_z, a budget slack of at least 0.1 budget, and the budget's
+    multiplier ``beta0`` where a guess is given, else mu / slack (centred). Over 25 programs (random and
+    symmetric pair, useful m = 30 / 50 and full m = 20 / 30 at budgets 0.05 and 0.3, |u - z| at 0.002 and
+    0.02) the guess took 584 steps to 538; with the slack centred on the guess instead (mu / beta0), some
+    programs took more steps than without it (random useful chi2 m = 30 at 0.3: 34 -> 38)."""
     n_w, n_z = cost.shape
     c = np.full((n_w, n_z), 1.0 / n_z)
     lam = np.repeat(p_w[:, None], n_z, axis=1)
-    s = max(budget - float((cost * c).sum()), 0.1 * budget, 1e-3)
     mu = float((c * lam).sum()) / c.size
-    return Point(c, lam, np.zeros(n_w), s, mu / s)
+    s = max(budget - float((cost * c).sum()), 0.1 * budget, 1e-3)
+    return Point(c, lam, np.zeros(n_w), s, float(beta0) if beta0 is not None and beta0 > 0 else mu / s)
 
 
 def solve_interior(privacy: str, g: np.ndarray, p_s: np.ndarray, cost: np.ndarray, budget: float,
                    gap: float = GAP, resume: InteriorResult | None = None, max_iter: int = MAX_ITER,
-                   system: Any = None, floor: float | None = None) -> InteriorResult | None:
+                   system: Any = None, floor: float | None = None, beta0: float | None = None
+                   ) -> InteriorResult | None:
     """The program's optimal channel by Mehrotra's predictor-corrector (module docstring).
 
     Parameters
@@ -226,10 +232,14 @@ def solve_interior(privacy: str, g: np.ndarray, p_s: np.ndarray, cost: np.ndarra
         Also stop at an iterate whose rows hold to RES_TOL, that meets the budget and whose leakage
         (<dL/dC, C>, less 1 for chi2: F is homogeneous of degree 1) is at most this: perfect privacy,
         which the caller certifies with the bound 0.
+    beta0 : float, optional
+        A guess of the budget's multiplier to start from (a short mirror descent's: random joint, full,
+        m = 50, d = |u - z| / 49, chi2 at budget 0.005: 108.8 against the optimum's 107.1, where the
+        default start's 8e-3 had to grow by about 15% a step: 48 -> 35 steps).
     """
     if system is None:
         system = DenseSystem(privacy, g, p_s, cost)
-    pt = resume.state if resume is not None else _start(system.p_w, cost, budget)
+    pt = resume.state if resume is not None else _start(system.p_w, cost, budget, beta0)
     res_tol = system.res_tol
     n = pt.c.size + 1
     done = resume.iterations if resume is not None else 0

@@ -236,8 +236,8 @@ def _solve_smooth_program(model: _Model, budget: float, privacy: str, warm: np.n
     if first.value <= GAP_TOL or _certified(first):  # done (at perfect privacy: both leakages are >= 0)
         return first.channel, {"solver": "mirror descent", "iterations": first.iterations,
                                "multiplier": first.multiplier, "dual": max(first.bound, 0.0)}
-    if ipm_next:
-        s = solve_interior_certified(data, budget, privacy, GAP_TOL)
+    if ipm_next:  # from the warm-up's multiplier
+        s = solve_interior_certified(data, budget, privacy, GAP_TOL, first.multiplier)
         if s is not None and _certified(s):
             return s.channel, _interior_cert(s)
         if dense:  # the rest of the warm-up, for the support below
