@@ -1,4 +1,5 @@
-"""The best minorant slope for a release the channel does not use (mi, chi2), by a small conic program.
+"""The best minorant slope for a release the channel does not use (mi, chi2): by dual steps where a q
+clears every row (:func:`clearing_qs`), else by a small conic program (:func:`best_unused_qs`).
 
 The certificate of ``certificate.py`` needs, for every release z, one conditional q(.|z) whose
 minorant slope (``leakage.py``) scores each row w at
@@ -9,10 +10,11 @@ minorant slope (``leakage.py``) scores each row w at
 and the bound gains sum_w min(row_min_w, score_w(q) + shift_w) from column z (row_min: the row's
 minimum over the other columns; shift = lambda A[:, z]). Where z is used, the tangent's q = P(S|z)
 is the right one; where it is not, any pmf q is valid, and the best one maximises that sum, which
-is concave in q (a minimum of concave functions): this module solves it with Clarabel
+is concave in q (a minimum of concave functions): :func:`best_unused_qs` solves it with Clarabel
 (exponential cones u_s <= log q_s for mi, one rotated second-order cone v >= sum q^2 / P(s) for
 chi2). At an optimal channel such a q exists that closes the gap (strong duality), which the
-candidates of ``mirror.fill_unused`` may miss.
+candidates of ``mirror.fill_unused`` may miss. Where a q keeps every row at its minimum (the sum is
+then sum row_min, the most there is), :func:`clearing_qs` finds one first, in numpy.
 """
 
 from __future__ import annotations
