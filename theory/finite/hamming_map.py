@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from .data import FiniteData
 from .highs_lp import LpResult
-from .reduced_map import ReducedFullMap
+from .reduced_map import ReducedFullMap, rescaled_rows
 
 __all__ = ["IPM_MIN", "HammingFullMap", "hamming_scale", "transport_channel"]
 
@@ -58,9 +58,7 @@ def transport_channel(p: np.ndarray, x: np.ndarray, limit: float = np.inf) -> np
     each release's shortfall (the module notes).  Rows with p = 0 keep z = u.  Where more mass than
     ``limit`` would move (the LP's tolerance), x is first pulled toward p until exactly ``limit`` does."""
     n_s, n = p.shape
-    x = np.clip(x, 0.0, None)
-    tot = x.sum(axis=1, keepdims=True)
-    x = np.where(tot > 0, x * (p.sum(axis=1, keepdims=True) / np.where(tot > 0, tot, 1.0)), p)
+    x = rescaled_rows(p, x)
     total = float(np.clip(p - x, 0.0, None).sum())
     if total > limit:
         x = p + (limit / total) * (x - p)

@@ -48,9 +48,9 @@ def _price_dropped(data: FiniteData, privacy: str, g: np.ndarray, scores: np.nda
                    lam: float) -> np.ndarray:
     """Scores with each dropped release's column made to clear the used releases' row minima: by the q of
     :func:`~.unused.clearing_qs`, else the best q of :func:`~.unused.best_unused_qs` (Clarabel)."""
-    used_min = (scores + lam * data.cost)[:, ~dropped].min(axis=1)
-    out = scores.copy()
     shifts = lam * data.cost
+    used_min = (scores + shifts)[:, ~dropped].min(axis=1)
+    out = scores.copy()
     short = [z for z in np.flatnonzero(dropped) if not np.all(out[:, z] + shifts[:, z] >= used_min)]
     if not short:
         return out

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from .data import FiniteData
 from .highs_lp import LpResult
-from .reduced_map import ReducedFullMap
+from .reduced_map import ReducedFullMap, rescaled_rows
 
 __all__ = ["LINE_RTOL", "LineFullMap", "line_positions", "monotone_channel"]
 
@@ -57,9 +57,7 @@ def monotone_channel(p: np.ndarray, x: np.ndarray) -> np.ndarray:
     of the interval [F_s(u - 1), F_s(u)] of p's cumulative sum that lies in [G_s(z - 1), G_s(z)] of x's
     to z.  Rows with p = 0 keep z = u."""
     n_s, n = p.shape
-    x = np.clip(x, 0.0, None)
-    tot = x.sum(axis=1, keepdims=True)
-    x = np.where(tot > 0, x * (p.sum(axis=1, keepdims=True) / np.where(tot > 0, tot, 1.0)), p)
+    x = rescaled_rows(p, x)
     zero = np.zeros((n_s, 1))
     f = np.concatenate([zero, np.cumsum(p, axis=1)], axis=1)
     g = np.concatenate([zero, np.cumsum(x, axis=1)], axis=1)

@@ -20,9 +20,17 @@ from .data import FiniteData
 from .highs_cg import quiet_stdout
 from .highs_lp import LpResult
 
-__all__ = ["ReducedFullMap"]
+__all__ = ["ReducedFullMap", "rescaled_rows"]
 
 _TOL = 1e-10  # HiGHS's primal and dual feasibility tolerances (as ``highs_cg.py``)
+
+
+def rescaled_rows(p: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """x (n_s, n) clipped at 0, each row rescaled to p's row total (p's row where x's is all 0): the
+    target P(S, Z) of a block-s transport, as the LP's tolerance left it."""
+    x = np.clip(x, 0.0, None)
+    tot = x.sum(axis=1, keepdims=True)
+    return np.where(tot > 0, x * (p.sum(axis=1, keepdims=True) / np.where(tot > 0, tot, 1.0)), p)
 
 
 class ReducedFullMap:

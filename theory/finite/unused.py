@@ -37,11 +37,11 @@ def _settings() -> clarabel.DefaultSettings:
     return s
 
 
-def _margins(privacy: str, g_s: np.ndarray, p_s: np.ndarray, need: np.ndarray, mu: np.ndarray
-             ) -> tuple[np.ndarray, np.ndarray]:
-    """(q = P(S|W) mu, each row's margin (score_w(q) - need_w) / P(w)), shapes (n_s, k), (n_w, k)."""
-    p_w = g_s.sum(axis=0)
-    q = (g_s / p_w) @ mu
+def _margins(privacy: str, g_s: np.ndarray, p_s: np.ndarray, p_w: np.ndarray, post: np.ndarray,
+             need: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(q = P(S|W) mu, each row's margin (score_w(q) - need_w) / P(w)), shapes (n_s, k), (n_w, k);
+    ``post`` = P(S|W) = G / P(W)."""
+    q = post @ mu
     with np.errstate(divide="ignore", invalid="ignore"):
         marg = (g_s.T @ MINORANT_SLOPES[privacy](q, p_s) - need) / p_w[:, None]
     return q, np.nan_to_num(marg, nan=-np.inf)
@@ -65,11 +65,13 @@ def clearing_qs(privacy: str, g_s: np.ndarray, p_s: np.ndarray, row_min: np.ndar
     """
     n_w, k = shifts.shape
     need = row_min[:, None] - shifts
+    p_w = g_s.sum(axis=0)
+    post = g_s / p_w
     mu = np.full((n_w, k), 1.0 / n_w)
     step = np.ones(k)
     cleared = np.zeros(k, dtype=bool)
     out = np.zeros((p_s.size, k))
-    q, marg = _margins(privacy, g_s, p_s, need, mu)
+    q, marg = _margins(privacy, g_s, p_s, p_w, post, need, mu)
     dual = (mu * marg).sum(axis=0)
     for _ in range(steps):
         now = np.all(marg >= 0, axis=0) & ~cleared
@@ -79,7 +81,7 @@ def clearing_qs(privacy: str, g_s: np.ndarray, p_s: np.ndarray, row_min: np.ndar
         m = np.maximum(marg, -1e3)
         new = mu * np.exp(-step * (m - m.min(axis=0)))
         new /= new.sum(axis=0)
-        q2, marg2 = _margins(privacy, g_s, p_s, need, new)
+        q2, marg2 = _margins(privacy, g_s, p_s, p_w, post, need, new)
         dual2 = (new * np.maximum(marg2, -1e300)).sum(axis=0)
         down = dual2 <= dual
         step = np.where(down, 1.5 * step, 0.3 * step)
