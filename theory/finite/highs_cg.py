@@ -51,6 +51,14 @@ FULL_LP_DENSE = 1_000  # ... or, where the entries' columns are dense (many s pe
 # on 30 values) was met only to 9e-10 over the budget, which at the multiplier 90 cost 2.4e-7 of MAP accuracy
 # once the channel was made to meet it (random joint, full, m = 20, d = ((u - z) / 19)^2, budget 5e-4: the
 # certificate failed and cvxpy took 2-215 s at m = 20-50); scaled, it holds to 2e-12
+# HiGHS's dual simplex (its default) is kept for every program. The primal simplex (``simplex_strategy`` 4),
+# measured 2026-11-28 on random useful joints at budgets 0.1 / 0.3 / 0.45 / 0.6, least of 5 (ms): m = 10
+# 1.8 / 1.7 / 2.2 / 2.7 -> 1.7 / 1.9 / 1.8 / 1.7, m = 20 3.5 / 3.8 / 5.4 / 11.5 -> 3.0 / 4.2 / 4.6 / 6.8, m = 30
+# 5.9 / 8.4 / 14.7 / 42.6 -> 4.9 / 6.9 / 13.7 / 47.2, m = 50 14.8 / 20.1 / 64.9 / 259 -> 12.2 / 23.2 / 68.7 / 277,
+# m = 100 at 0.45 204 -> 808; the symmetric pair's within 10% either way. The whole LP (every entry at once) was
+# slower than the column generation at m = 20-50 with either simplex, presolve or HiGHS's interior point (m = 30
+# at 0.6: 44 ms generated, 71-89 ms whole). A test for MAP's floor max_s P(s) (the least distortion of a channel
+# whose guess is one s for every z) is an LP of the same size and slower than the MAP LP (m = 30: 69 ms)
 PER_ROW = 0  # entries added per row and round (0: every entry with a negative reduced cost)
 SEED_STEPS = 10  # where G has at most 2 s per w and the first round does not finish (the symmetric pair's does),
 SEED_TOL = 0.3  # the entries that SEED_STEPS steps of mirror descent on the mi program leave above SEED_TOL / n_z
