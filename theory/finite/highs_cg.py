@@ -31,7 +31,7 @@ import numpy as np
 
 from .certificate import map_dual_bound
 from .data import FiniteData
-from .highs_lp import LpResult
+from .highs_lp import LpResult, budget_row_scale
 from .mirror import solve_smooth
 
 __all__ = ["MAX_ROUNDS", "MapColumnGeneration", "quiet_stdout", "whole_lp"]
@@ -100,8 +100,7 @@ class MapColumnGeneration:
         n_w, n_z = data.shape
         n_s = data.g_s.shape[0]
         self.n_epi = n_s * n_z
-        top = float(data.cost.max())  # the budget row divided by its largest entry, so that HiGHS's absolute
-        self.row_scale = 1.0 / top if top > 0 else 1.0  # tolerance holds for it (BUDGET_ROW_SCALED)
+        self.row_scale = budget_row_scale(data.cost)  # (BUDGET_ROW_SCALED)
         self.gcsc = data.g_s.tocsc()
         with quiet_stdout():
             h = highspy.Highs()

@@ -25,9 +25,17 @@ from scipy.optimize import linprog
 from .certificate import map_dual_bound
 from .data import FiniteData
 
-__all__ = ["LpResult", "MapLP"]
+__all__ = ["LpResult", "MapLP", "budget_row_scale"]
 
 _OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10, "presolve": True}
+
+
+def budget_row_scale(cost: np.ndarray) -> float:
+    """1 / the largest entry of the budget row P(w) d(w, z) (1 where all are 0): the row, its bound and its
+    multiplier are scaled by it so that HiGHS's absolute tolerance holds for the budget
+    (``highs_cg.BUDGET_ROW_SCALED``)."""
+    top = float(cost.max())
+    return 1.0 / top if top > 0 else 1.0
 
 
 @dataclass(frozen=True)
@@ -53,8 +61,7 @@ class MapLP:
         n_s = data.g_s.shape[0]
         eye_z = sp.identity(n_z, format="csr")
         epi = sp.hstack([sp.kron(data.g_s, eye_z), -sp.kron(np.ones((n_s, 1)), eye_z)])
-        top = float(data.cost.max())  # the budget row divided by its largest entry (``highs_cg.BUDGET_ROW_SCALED``)
-        self.row_scale = 1.0 / top if top > 0 else 1.0
+        self.row_scale = budget_row_scale(data.cost)
         budget_row = sp.csr_matrix(np.r_[data.cost.ravel() * self.row_scale, np.zeros(n_z)][None, :])
         self.a_ub = sp.vstack([epi, budget_row]).tocsc()
         self.a_eq = sp.hstack([sp.kron(sp.identity(n_w), np.ones((1, n_z))), sp.csr_matrix((n_w, n_z))]).tocsc()
