@@ -86,33 +86,11 @@ from .nn.core import rng_generator, seeds, to_tensor, torch_threads
 from .nn.image_game import ImageGame, entropy_of_labels, mech_input, release_parts, soft_clip, train_image_game
 from .nn.image_refit import converge_adversary, converged_claim
 from .nn.sweep import SweepLinear, SweepMLP
+from .ppan_image_schedules import ARCHS, OBJECTIVES, OVERRIDABLE, SCHEDULES, STARTS
 from .serves import Serves
 
-_PLAIN = dict(adv_lr=None, adv_activation=None, adv_standardise=False, objective="xent", start="image", arch="plain",
-              skip_clamp=0.01, gate_bias=3.0, cosine=False, penalty=1e4, disc_steps=None)
-# _PLAIN: the paper's design (adv_lr, adv_activation None: as lr, activation).
-_SHARP = dict(activation="relu", adv_activation="relu", adv_standardise=True, saturating=False, objective="xent",
-              arch="gated", skip_clamp=0.003, gate_bias=3.0, start="budget", cosine=True,
-              penalty=1e5, disc_steps=1)
-# sharp: penalty 1e5 (with objective="confusion", 1e4 overshot budgets by 0.015-0.02; E log Q keeps within them);
-# disc_steps: discriminator updates per mechanism step (None: adv_steps, the paper's design)
-SCHEDULES: dict[str, dict[str, Any]] = {
-    "paper": dict(_PLAIN, hidden=(1000, 1000), adv_hidden=(1000, 1000), disc_hidden=(500,), n_noise=20, epochs=50,
-                  batch_size=100, lr=1e-3, adv_steps=1, activation="tanh", saturating=True),
-    "default": dict(_PLAIN, hidden=(256, 256), adv_hidden=(256, 256), disc_hidden=(256,), n_noise=20, epochs=100,
-                    batch_size=100, lr=1e-3, adv_steps=1, activation="tanh", saturating=False),
-    "sharp": dict(_SHARP, hidden=(128, 128), adv_hidden=(128,), disc_hidden=(128,), n_noise=20, epochs=20,
-                  batch_size=50, lr=5e-4, adv_lr=2e-3, adv_steps=3),
-    "gpu": dict(_SHARP, hidden=(1024, 1024, 1024), adv_hidden=(512,), disc_hidden=(512,), n_noise=64, epochs=120,
-                batch_size=100, lr=3e-4, adv_lr=1e-3, adv_steps=3),
-}
 CALIBRATION_ROWS = 5000  # training rows released (twice) to measure and calibrate the distortion
 ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "elu": F.elu, "leaky_relu": F.leaky_relu}
-OVERRIDABLE = ("hidden", "adv_hidden", "disc_hidden", "n_noise", "epochs", "batch_size", "adv_steps", "lr", "adv_lr",
-               "activation", "arch", "skip_clamp", "gate_bias", "objective", "start", "penalty")
-STARTS = ("image", "budget")
-OBJECTIVES = ("xent", "confusion", "mi")
-ARCHS = ("plain", "skip", "gated")
 
 
 @mechanism_type("ppan-image-mlp")
@@ -236,6 +214,12 @@ class PPANImage(Learner):
         of the image and the mean image whose distortion is its budget.
     gate_bias : float or None
         Starting logit of the gate of ``gated`` (3: the release starts 95% the image).
+    free_gate : float or None
+        ``start="budget"`` only: a member whose start would keep less than this of the image (its gate)
+        starts image-free instead (sharp and gpu 0.25; 0: never).
+    input_l1 : float or None
+        Image-free members only: their image inputs' weights are soft-thresholded by this many Adam
+        steps after every update, so that only a gradient that keeps asking for the image buys it (0: off).
     threads : int or None
         torch intra-op threads while training (None: leave torch's setting).
     calibrate : bool
@@ -264,7 +248,8 @@ class PPANImage(Learner):
                  penalty: float | None = None, gamma: float = 0.0, activation: str | None = None,
                  skip: bool | None = None, skip_clamp: float | None = None, arch: str | None = None,
                  gate_bias: float | None = None, objective: str | None = None,
-                 start: str | None = None, threads: int | None = 1, calibrate: bool = True,
+                 start: str | None = None, free_gate: float | None = None, input_l1: float | None = None,
+                 threads: int | None = 1, calibrate: bool = True,
                  budget_margin: float = 2.0, adversary_epochs: int = 200) -> None:
         self.schedule = schedule
         self.hidden = hidden
@@ -285,6 +270,8 @@ class PPANImage(Learner):
         self.gate_bias = gate_bias
         self.objective = objective
         self.start = start
+        self.free_gate = free_gate
+        self.input_l1 = input_l1
         self.threads = threads
         self.calibrate = calibrate
         self.budget_margin = budget_margin
@@ -327,11 +314,14 @@ class PPANImage(Learner):
         if task.distortion not in ("xent", "mse") and self.calibrate:
             raise InputError(f"calibrate=True needs an xent or mse distortion, not {task.distortion!r}")
         for key, v in (("lr", cfg["lr"]), ("adv_lr", cfg["adv_lr"]), ("penalty", cfg["penalty"]),
-                       ("gamma", self.gamma), ("budget_margin", self.budget_margin)):
+                       ("gamma", self.gamma), ("budget_margin", self.budget_margin), ("input_l1", cfg["input_l1"]),
+                       ("free_gate", cfg["free_gate"])):
             positive = key in ("lr", "adv_lr")
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 \
                     or (positive and v == 0):
                 raise InputError(f"{key}={v!r} must be a finite number {'> 0' if positive else '>= 0'}")
+        if cfg["free_gate"] > 1:
+            raise InputError(f"free_gate={cfg['free_gate']!r} must lie in [0, 1] (a fraction of the image)")
         return cfg
 
     def _fit(self, samples: Samples, task: Task, budgets: np.ndarray, seed: int, device: Any) -> list[Mechanism]:

@@ -33,13 +33,16 @@ from torch import nn
 from privbench.datasets.tasks import Task
 
 from .core import check_loss, cosine_lr, generator, init_module, seeds, to_tensor
-from .sweep import SweepMLP
+from .sweep import SweepLinear, SweepMLP
 
 LOGIT_MAX = 12.0
 STATS_MOMENTUM = 0.05
 STD_FLOOR = 1e-6
 #: fraction of the training rows the adversary never trains on: its final accuracy is read there
 ADV_HOLD = 0.15  # as the bench's fresh classifier: a deviation at or below it is not scaled
+#: the gate of an image-free start (``free_gate``): Z = 1e-12 clamp(U) + (1 - 1e-12) sigmoid(r), a trace of U
+#: 1e-12 its size (none at the float32 of training); its logit (-27.6) is out of reach of the penalty's gradient
+FREE_GATE_START = 1e-12
 
 
 def soft_clip(logit: torch.Tensor) -> torch.Tensor:
@@ -159,6 +162,9 @@ class ImageGame:
         self.clamp = cfg["skip_clamp"] if cfg["arch"] != "plain" else None
         self.gate_bias = float(cfg["gate_bias"]) if self.gated else None
         d_out = d_u * (2 if self.gated else 1)
+        #: the members started image-free (:meth:`start_at_budgets`), and the inputs that carry W
+        self.free = torch.zeros(k, dtype=torch.bool)
+        self.n_inputs = d_in - int(cfg["n_noise"])
         self.mech = init_module(SweepMLP(k, (d_in, *cfg["hidden"], d_out), cfg["activation"]), g)
         if cfg["arch"] == "skip":
             with torch.no_grad():  # start close to Z = U: the residual network's output starts small
@@ -181,14 +187,16 @@ class ImageGame:
         training images' mean distortion is budget i (bisection; g_i = sigmoid(gate_bias) where that
         start is already within the budget), so that the mechanism starts spending its budget.
 
-        Where the mean image is within the budget (0.264 nats/pixel on the MNIST subset; the paper suite's
-        0.28) g_i stops at its floor 1e-3, and r and the gate still depend on U (last layer scaled by 0.1):
-        the start carries a scaled copy of the image, which a standardised or whitened classifier reads.
-        Measured 2026-11-28 (paper suite's ppan-image, sharp, 2 seeds): starting such members at g = 1e-12
-        with the first layer's image columns at 0 lowered the fresh digit accuracy at 0.28 from 0.89 to
-        0.78-0.81, with ``objective="mi"`` to 0.67-0.80, and with the budget penalty on a running mean of
-        the distortion as well to 0.54-0.69 (5 seeds, mean 0.64; 0.26 rose from 0.80 to 0.85): not adopted
-        (the closing note of stop 40 has the tables)."""
+        Where g_i would be below ``free_gate`` (the start would be a faint copy of the image, which a
+        standardised or whitened classifier reads as well as the image itself) member i starts
+        image-free instead: its gate at FREE_GATE_START and its first layer's inputs from W at 0, so
+        that its start is E[U] varied by the seed noise alone and it buys image information only
+        through the budget penalty (its image inputs kept sparse by :func:`shrink_inputs`).
+        Measured 2026-11-28 (paper suite's ppan-image, sharp, 2 seeds, fresh digit accuracy): the
+        budget start left 0.85-0.86 / 0.78-0.83 / 0.89 at 0.22 / 0.26 / 0.28 nats per pixel (the
+        mean image at 0.264 is within 0.28: its start was the floor g = 1e-3 with r and the gate
+        functions of U); image-free starts with ``input_l1`` 0.5 gave 0.83-0.86 / 0.40-0.57 / 0.09-0.11;
+        the image-free start alone left 0.78-0.81 at 0.28 and ``input_l1`` alone 0.87."""
         c, d = self.clamp, self.task.d_u
         u = torch.as_tensor(np.asarray(U[:1000], dtype=np.float64))
         mean = u.mean(0).clamp(c, 1 - c)
@@ -198,7 +206,7 @@ class ImageGame:
             z = g * uc + (1 - g) * mean
             return float(-(u * torch.log(z) + (1 - u) * torch.log1p(-z)).mean())
 
-        last = self.mech.net[-1]
+        last, first = self.mech.net[-1], self.mech.net[0]
         last.weight.mul_(0.1)
         last.bias[:, 0, :d] = torch.log(mean / (1 - mean)).to(last.bias.device, last.bias.dtype)
         g_max = 1.0 / (1.0 + math.exp(-self.gate_bias))
@@ -209,6 +217,10 @@ class ImageGame:
                     mid = 0.5 * (lo + hi)
                     lo, hi = (mid, hi) if dist(mid) > b else (lo, mid)
             g = min(max(hi, 1e-3), g_max)
+            if hi < float(self.cfg["free_gate"]):
+                g = FREE_GATE_START
+                first.weight[i, :first.weight.shape[1] - int(self.cfg["n_noise"]), :] = 0.0
+                self.free[i] = True
             last.bias[i, 0, d:] = math.log(g / (1 - g)) - self.gate_bias
 
     def release(self, w: torch.Tensor, u: torch.Tensor, noise: torch.Tensor
@@ -287,6 +299,9 @@ class ImageGame:
         self.opt_m.zero_grad(set_to_none=True)
         loss.backward()
         self.opt_m.step()
+        if self.free.any() and self.cfg["input_l1"] > 0:
+            shrink_inputs(self.mech.net[0], self.free, self.n_inputs,
+                          float(self.cfg["input_l1"]) * self.opt_m.param_groups[0]["lr"])
 
 
 def train_image_game(game: ImageGame, W: np.ndarray, U: np.ndarray, S: np.ndarray, budgets: np.ndarray,
@@ -348,6 +363,22 @@ def final_stats(game: ImageGame, W: torch.Tensor, U: torch.Tensor, S: torch.Tens
     return {"dist": (dist / n).tolist(), "xent": (xent / n).tolist(),
             "accuracy_held": (hits_held / max(n - n_fit, 1.0)).tolist(),
             "accuracy_fit": (hits_fit / max(n_fit, 1.0)).tolist(), "n_held": [n - n_fit] * k}
+
+
+@torch.no_grad()
+def shrink_inputs(first: SweepLinear, members: torch.Tensor, n_inputs: int, step: float) -> None:
+    """Soft-threshold the weights of the first ``n_inputs`` inputs (those carrying W) of the ``members``
+    (bool, (k,)) of ``first`` by ``step``, in place: w <- sign(w) max(|w| - step, 0).
+
+    ``step`` is ``input_l1`` times the learning rate, so in Adam's units: Adam moves every weight by
+    about one learning rate a step whatever the size of its gradient, so an image input whose gradient
+    is noise (the moving adversary's, about a quarter of a step after Adam's averaging) random-walks
+    away from 0 and carries the image; one whose gradient keeps one sign (the budget penalty asking
+    for the image) still grows, by 1 - ``input_l1`` of a step.
+    """
+    idx = members.nonzero().flatten().to(first.weight.device)
+    w = first.weight[idx, :n_inputs, :]
+    first.weight[idx, :n_inputs, :] = torch.sign(w) * torch.relu(w.abs() - step)
 
 
 def entropy_of_labels(s: np.ndarray, n_s: int) -> float:

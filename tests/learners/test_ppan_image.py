@@ -17,7 +17,8 @@ from privbench.datasets import InputError, Samples, Task
 from privbench.datasets.real import load_digits
 from privbench.learners import Serves, available, load_mechanism, make_learner
 from privbench.learners.nn.core import init_module
-from privbench.learners.nn.image_game import ImageAdversary, ImageGame, release_parts
+from privbench.learners.nn.image_game import (ImageAdversary, ImageGame, release_parts, shrink_inputs,
+                                               train_image_game)
 from privbench.learners.ppan_image import ImageMLPMechanism, PPANImage
 
 TINY = dict(hidden=(32,), adv_hidden=(32,), disc_hidden=(16,), n_noise=4, epochs=20, batch_size=50)
@@ -155,6 +156,9 @@ def test_discriminator_and_paper_schedule_run(tmp_path):
     (dict(skip_clamp=0.5), "skip_clamp=0.5"),
     (dict(adv_lr=0.0), "adv_lr=0.0"),
     (dict(gate_bias=float("inf")), "gate_bias=inf"),
+    (dict(free_gate=1.5), "free_gate=1.5"),
+    (dict(free_gate=True), "free_gate=True"),
+    (dict(input_l1=-0.1), "input_l1=-0.1"),
 ])
 def test_bad_hyper_parameters(params, match):
     samples, task = synthetic(40, 0)
@@ -230,7 +234,7 @@ def test_budget_start_spends_each_budget_from_the_first_step():
     with the test's own cross-entropy on the releases), and a budget below the start's floor keeps the
     gate at its bias (the image)."""
     samples, task = synthetic(400, 0)
-    learner = PPANImage(**{**TINY, "schedule": "sharp"})
+    learner = PPANImage(**{**TINY, "schedule": "sharp", "free_gate": 0.0})  # every member at its blend
     cfg = learner.resolved(task, 400)
     assert cfg["arch"] == "gated" and cfg["start"] == "budget"
     budgets = np.array([0.3, 0.55, 0.62])
@@ -266,3 +270,79 @@ def test_mi_objective_is_the_clipped_variational_bound():
             want = np.maximum(0.0, h + logq[:, np.arange(64), samples.s].mean(1))
             np.testing.assert_allclose(game.privacy_loss(z, s).double().numpy(), want, rtol=1e-5, atol=1e-6)
         assert np.all(want == 0.0)  # confidently wrong on half the rows: no reward below the prior
+
+
+def mean_image_cost(u: np.ndarray) -> float:
+    """The cross-entropy of releasing the training images' mean image (clamped as the gated start is)."""
+    return xent(u, np.broadcast_to(np.clip(u.mean(0), 0.003, 0.997), u.shape))
+
+
+def test_free_start_releases_the_mean_image_whatever_the_image():
+    """free_gate: a member whose budget start would keep less than free_gate of the image (here: one
+    whose budget admits the mean image) starts image-free: its inputs from W are 0 and two different
+    image batches give the same release under the same noise; a member at the image does not."""
+    samples, task = synthetic(400, 0)
+    cfg = PPANImage(**{**TINY, "schedule": "sharp"}).resolved(task, 400)
+    assert cfg["free_gate"] == 0.25 and cfg["input_l1"] == 0.5
+    m0 = mean_image_cost(samples.u)
+    game = ImageGame(task, 2, cfg, seed=0, device=torch.device("cpu"), gamma=0.0, penalty=1e4)
+    game.start_at_budgets(samples.u, np.array([0.05, m0 + 0.05]))
+    assert game.free.tolist() == [False, True]
+    first = game.mech.net[0].weight.detach()
+    assert torch.all(first[1, :task.d_u] == 0) and torch.any(first[1, task.d_u:] != 0)  # noise inputs kept
+    assert torch.all(first[0, :task.d_u] != 0)
+    noise = torch.rand(2, 200, cfg["n_noise"], generator=torch.Generator().manual_seed(1)) * 2 - 1
+    ua, ub = (torch.as_tensor(samples.u[a:a + 200], dtype=torch.float32) for a in (0, 200))
+    with torch.no_grad():
+        za, zb = game.release(ua, ua, noise)[0], game.release(ub, ub, noise)[0]
+    assert torch.equal(za[1], zb[1]) and not torch.equal(za[0], zb[0])
+    assert abs(xent(samples.u[:200], za[1].double().numpy()) - m0) < 0.03
+
+
+def test_shrink_inputs_soft_thresholds_the_chosen_members_image_inputs():
+    """w <- sign(w) max(|w| - step, 0) on the first n_inputs inputs of the chosen members, computed
+    here in numpy; other members and the noise inputs untouched."""
+    game = ImageGame(synthetic(8, 0)[1], 3, PPANImage(**{**TINY, "schedule": "sharp"}).resolved(
+        synthetic(8, 0)[1], 8), 0, torch.device("cpu"), 0.0, 1e4)
+    first = game.mech.net[0]
+    before = first.weight.detach().double().numpy().copy()
+    step = float(np.median(np.abs(before)))  # about half of the weights go to 0
+    shrink_inputs(first, torch.tensor([True, False, True]), 16, step)
+    after = first.weight.detach().double().numpy()
+    want = before.copy()
+    want[[0, 2], :16] = np.sign(before[[0, 2], :16]) * np.maximum(np.abs(before[[0, 2], :16]) - step, 0)
+    np.testing.assert_allclose(after, want, rtol=0, atol=1e-7)
+    assert 0.3 < np.mean(after[[0, 2], :16] == 0) < 0.7 and np.all(after[1] == before[1])
+
+
+def test_image_free_member_hides_s_where_the_mean_image_is_within_budget():
+    """A budget above the mean image's cost: the trained release is judged by a fresh logistic
+    attacker on images the learner never saw (S is read perfectly from the images themselves)."""
+    samples, task = synthetic(600, 0)
+    budget = mean_image_cost(samples.u) + 0.02
+    mech = PPANImage(**{**TINY, "schedule": "sharp", "epochs": 30}).fit(samples, task, budget, seed=0,
+                                                                        device="cpu")
+    fresh, _ = synthetic(1200, 1)
+    rng = np.random.default_rng(2)
+    z = mech.release(fresh.u, rng)
+    assert xent(fresh.u, z) <= budget + 0.01
+    assert fresh_attack(fresh.u[:600], fresh.s[:600], fresh.u[600:], fresh.s[600:]) > 0.95
+    assert fresh_attack(z[:600], fresh.s[:600], z[600:], fresh.s[600:]) < 0.6
+
+
+def test_input_l1_keeps_an_image_free_member_off_the_image():
+    """Trained where its budget admits the mean image, an image-free member's image inputs stay
+    (almost all) exactly 0 under the default input_l1; with input_l1 = 0 the moving adversary's
+    noise gradients, each an Adam step, walk every one of them away from 0 (measured here)."""
+    samples, task = synthetic(600, 0)
+    budgets = np.array([0.05, mean_image_cost(samples.u) + 0.02])
+    inputs = {}
+    for l1 in (None, 0.0):
+        cfg = PPANImage(**{**TINY, "schedule": "sharp", "epochs": 30, "input_l1": l1}).resolved(task, 600)
+        game = ImageGame(task, 2, cfg, 0, torch.device("cpu"), 0.0, 1e5)
+        train_image_game(game, samples.u, samples.u, samples.s, budgets, 1, torch.device("cpu"))
+        assert game.free.tolist() == [False, True]
+        inputs[l1] = game.mech.net[0].weight.detach()[:, :task.d_u].abs()
+    assert (inputs[None][1] == 0).float().mean() > 0.8 and inputs[None][1].max() < 0.01
+    assert (inputs[0.0][1] == 0).float().mean() < 0.1 and inputs[0.0][1].max() > 0.01
+    assert torch.all(inputs[None][0] > 0)  # the member started at its blend is never thresholded
