@@ -60,119 +60,38 @@ does (about 5 ms a step, default and paper, measured before the sharp design); o
 cost grows linearly (default: 11 ms a step per budget, paper: 55 ms, 3,500 MNIST-subset images).
 The soft logit bound ``logit_max * tanh(logit / logit_max)`` keeps releases strictly inside (0, 1)
 (cost below 1e-5 nats per pixel) so that the cross-entropy of a release is always finite.
-After training, a member over its budget is blended with the image (:mod:`.image_calibration`), and
+After training, a member over its budget is blended with the training images' mean image where that
+meets its budget, else with the image (:mod:`.image_calibration`), and
 a new adversary trains against the frozen release before the learner reports (:mod:`.nn.image_refit`).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 
 from privbench.datasets.errors import InputError
 from privbench.datasets.samples import Samples
 from privbench.datasets.tasks import Task
 
-from .base import Learner, Mechanism, check_choice, mechanism_type
+from .base import Learner, Mechanism, check_choice
 from .calibration import training_releases
-from .image_calibration import A_MAX, apply_image_calibration, image_budget_calibration
+from .image_calibration import image_budget_calibration
 from .registry import register
-from .nn.core import rng_generator, seeds, to_tensor, torch_threads
-from .nn.image_game import ImageGame, entropy_of_labels, mech_input, release_parts, soft_clip, train_image_game
+from .nn.core import seeds, to_tensor, torch_threads
+from .nn.image_game import ImageGame, entropy_of_labels, train_image_game
 from .nn.image_refit import converge_adversary, converged_claim
 from .nn.sweep import SweepLinear, SweepMLP
+from .ppan_image_mechanism import ACTIVATIONS, ImageMLPMechanism
 from .ppan_image_schedules import ARCHS, OBJECTIVES, OVERRIDABLE, SCHEDULES, STARTS
 from .serves import Serves
 
 CALIBRATION_ROWS = 5000  # training rows released (twice) to measure and calibrate the distortion
-ACTIVATIONS = {"tanh": torch.tanh, "relu": torch.relu, "elu": F.elu, "leaky_relu": F.leaky_relu}
-
-
-@mechanism_type("ppan-image-mlp")
-class ImageMLPMechanism(Mechanism):
-    """Z = sigmoid(bound(MLP([one-hot S], U, seed noise))): a randomized image-to-image net.
-
-    Parameters
-    ----------
-    weights : list of tensors, shapes (d_in, d_out) per layer
-    biases : list of tensors, shapes (d_out,) per layer
-    n_noise : int
-        Seed noise dimension (Uniform[-1, 1]).
-    activation : str
-        Hidden activation, one of tanh, relu, elu, leaky_relu.
-    blend : float or None
-        The budget calibration (:mod:`.image_calibration`): the release is (1 - blend) Z + blend U.
-    """
-
-    def __init__(self, task: Task, budget: float, weights: Sequence[torch.Tensor], biases: Sequence[torch.Tensor],
-                 n_noise: int, activation: str = "tanh", skip_clamp: float | None = None,
-                 info: dict[str, Any] | None = None, gate_bias: float | None = None,
-                 blend: float | None = None) -> None:
-        super().__init__(task, budget, info)
-        if task.kind != "image":
-            raise InputError("ppan-image-mlp mechanisms are for image tasks")
-        check_choice("activation", activation, tuple(ACTIVATIONS))
-        self.weights = [torch.as_tensor(w, dtype=torch.float64).detach().cpu() for w in weights]
-        self.biases = [torch.as_tensor(b, dtype=torch.float64).detach().cpu().reshape(-1) for b in biases]
-        self.n_noise = int(n_noise)
-        self.activation = activation
-        self.skip_clamp = None if skip_clamp is None else float(skip_clamp)
-        self.gate_bias = None if gate_bias is None else float(gate_bias)
-        self.blend = None if blend is None else float(blend)
-        if self.blend is not None and not 0.0 <= self.blend <= A_MAX:
-            raise InputError(f"blend={self.blend!r} must lie in [0, {A_MAX}] (the budget calibration's weight of U)")
-        if self.gate_bias is not None and self.skip_clamp is None:
-            raise InputError("a gated ppan-image-mlp mechanism needs skip_clamp (the clamp of its sharp path)")
-        d_out = task.d_u * (1 if self.gate_bias is None else 2)  # type: ignore[operator]
-        d_in = (task.n_s if task.observation == "full" else 0) + task.d_u + self.n_noise  # type: ignore[operator]
-        if (len(self.weights) != len(self.biases) or not self.weights or self.weights[0].shape[0] != d_in
-                or self.weights[-1].shape[1] != d_out):
-            raise InputError(f"ppan-image-mlp layers do not map {d_in} inputs to {d_out} outputs")
-
-    def _net(self, x: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-        act = ACTIVATIONS[self.activation]
-        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
-            x = x @ w + b
-            if i < len(self.weights) - 1:
-                x = act(x)
-        return release_parts(x, u, self.skip_clamp, self.gate_bias)[0]
-
-    @torch.no_grad()
-    def release(self, w: Any, rng: np.random.Generator) -> np.ndarray:
-        """Released images, float64 of shape (n, d_u) strictly inside (0, 1)."""
-        w = self.task.check_w(w)
-        if self.task.observation == "full":
-            col = w[:, 0]
-            if np.any((col != np.round(col)) | (col < 0) | (col >= self.task.n_s)):  # type: ignore[operator]
-                raise InputError(f"the S column of W must hold labels 0..{self.task.n_s - 1}")  # type: ignore[operator]
-        gen = rng_generator(rng)
-        noise = torch.rand(len(w), self.n_noise, generator=gen, dtype=torch.float64) * 2 - 1
-        wt = torch.as_tensor(w, dtype=torch.float64)
-        z = self._net(mech_input(wt, self.task, noise), wt[:, -self.task.d_u:]).numpy()
-        return apply_image_calibration(z, w[:, -self.task.d_u:], self.blend)
-
-    def params(self) -> dict[str, Any]:
-        return {"layers": [list(w.shape) for w in self.weights], "n_noise": self.n_noise,
-                "activation": self.activation, "skip_clamp": self.skip_clamp, "gate_bias": self.gate_bias,
-                "blend": self.blend}
-
-    def _state(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        tensors = {f"w{i}": w for i, w in enumerate(self.weights)}
-        tensors.update({f"b{i}": b for i, b in enumerate(self.biases)})
-        return {"n_layers": len(self.weights), "n_noise": self.n_noise, "activation": self.activation,
-                "skip_clamp": self.skip_clamp, "gate_bias": self.gate_bias, "blend": self.blend}, tensors
-
-    @classmethod
-    def _from_state(cls, task, budget, info, config, tensors):  # type: ignore[override]
-        n = int(config["n_layers"])
-        return cls(task, budget, [tensors[f"w{i}"] for i in range(n)], [tensors[f"b{i}"] for i in range(n)],
-                   int(config["n_noise"]), str(config["activation"]), config["skip_clamp"], info,
-                   config.get("gate_bias"), config.get("blend"))
+ANCHOR_CLAMP = 1e-6  # the calibration's anchor (the mean image) strictly inside (0, 1), as releases are
 
 
 def sweep_linears(net: SweepMLP) -> list[SweepLinear]:
@@ -337,18 +256,21 @@ class PPANImage(Learner):
                 own = converge_adversary(game, to_tensor(w, device), to_tensor(samples.u, device),
                                          torch.as_tensor(s, dtype=torch.long, device=device), final["fit_rows"],
                                          [m.blend or 0.0 for m in mechs], s_refit,  # type: ignore[attr-defined]
-                                         int(self.adversary_epochs))
+                                         int(self.adversary_epochs), [m.anchor for m in mechs])  # type: ignore
                 for i, m in enumerate(mechs):
                     m.info["training_adversary"] = converged_claim(m.info["training_adversary"], own, i)
         return mechs
 
     def _calibrated(self, samples: Samples, task: Task, mech: ImageMLPMechanism, seed: int, i: int) -> Mechanism:
         """``mech`` after the budget calibration (:mod:`.image_calibration`) on up to ``CALIBRATION_ROWS``
-        training rows released twice with fresh noise (``calibrate=False``: ``mech`` as trained)."""
+        training rows released twice with fresh noise (``calibrate=False``: ``mech`` as trained), its
+        anchor the training images' mean image (inside [ANCHOR_CLAMP, 1 - ANCHOR_CLAMP])."""
         if not self.calibrate:
             return mech
         z1, z2, u = training_releases(samples, task, mech, CALIBRATION_ROWS, np.random.default_rng([int(seed), 3, i]))
-        cal = image_budget_calibration(z1, z2, u, mech.budget, float(self.budget_margin), str(task.distortion))
+        anchor = np.clip(np.asarray(samples.u, dtype=float).mean(0), ANCHOR_CLAMP, 1 - ANCHOR_CLAMP)
+        cal = image_budget_calibration(z1, z2, u, mech.budget, float(self.budget_margin), str(task.distortion),
+                                       anchor)
         info = {**mech.info, "budget_calibration": cal}
         if not cal["applied"]:
             mech.info = info
@@ -358,7 +280,8 @@ class PPANImage(Learner):
         info["training_adversary"] = {**ta, "calibrated": False, "note": ta["note"] + "; of the release before the "
                                       "budget calibration (info['budget_calibration'])"}
         return ImageMLPMechanism(task, mech.budget, mech.weights, mech.biases, mech.n_noise, mech.activation,
-                                 mech.skip_clamp, info, mech.gate_bias, cal["blend"])
+                                 mech.skip_clamp, info, mech.gate_bias, cal["blend"],
+                                 anchor if cal["toward"] == "anchor" else None)
 
     def _mechanisms(self, mech: SweepMLP, final: dict[str, list[float]], samples: Samples, task: Task,
                     budgets: np.ndarray, cfg: dict[str, Any], step: int) -> list[Mechanism]:

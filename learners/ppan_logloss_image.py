@@ -37,8 +37,10 @@ from privbench.datasets.tasks import Task
 
 from .base import Learner, Mechanism, check_choice
 from .nn.core import check_loss, generator, init_module, seeds, to_tensor, torch_threads
+from .nn.image_game import mech_input, soft_clip
 from .nn.sweep import SweepMLP
-from .ppan_image import ACTIVATIONS, ImageMLPMechanism, mech_input, soft_clip, sweep_linears
+from .ppan_image import sweep_linears
+from .ppan_image_mechanism import ACTIVATIONS, ImageMLPMechanism
 from .registry import register
 from .serves import Serves
 

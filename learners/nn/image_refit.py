@@ -68,7 +68,8 @@ def fresh_adversary(game: Any, seed: int) -> None:
 
 
 def converge_adversary(game: Any, W: torch.Tensor, U: torch.Tensor, S: torch.Tensor, fit: np.ndarray,
-                       blends: Sequence[float], seed: int, max_epochs: int) -> dict[str, list[Any]]:
+                       blends: Sequence[float], seed: int, max_epochs: int,
+                       anchors: Sequence[Any] | None = None) -> dict[str, list[Any]]:
     """Train a new ``game.adv`` to convergence against the frozen, calibrated release; see the module docstring.
 
     Parameters
@@ -85,6 +86,8 @@ def converge_adversary(game: Any, W: torch.Tensor, U: torch.Tensor, S: torch.Ten
         Seeds the new adversaries, the stopping split, the batch order and the release noise.
     max_epochs : int
         At most this many epochs (the early stopping usually ends sooner).
+    anchors : sequence of (d_u,) arrays or None, length k, optional
+        The fixed image each member's blend goes towards (None: its image U; see :mod:`..image_calibration`).
 
     Returns
     -------
@@ -99,7 +102,7 @@ def converge_adversary(game: Any, W: torch.Tensor, U: torch.Tensor, S: torch.Ten
     shuffled = order.permutation(fit_rows)
     n_stop = max(1, int(round(REFIT["stop_fraction"] * len(shuffled))))
     stop_rows, train_rows = shuffled[:n_stop], shuffled[n_stop:]
-    release = frozen_release(game, W, U, blends, generator(s_noise, W.device))
+    release = frozen_release(game, W, U, blends, generator(s_noise, W.device), anchors)
     z_stop, s_stop = release(stop_rows), S[torch.as_tensor(stop_rows, device=S.device)]
     fresh_adversary(game, s_init)
     game.adv.observe(release(train_rows))  # the fresh adversary's standardisation starts at the training releases
@@ -107,7 +110,7 @@ def converge_adversary(game: Any, W: torch.Tensor, U: torch.Tensor, S: torch.Ten
     chosen = torch.zeros(game.k, dtype=torch.bool)
     if 0 < game.task.d_u <= REFIT["whiten_max_dim"]:  # the releases' dimension
         standardised = game.adv
-        release_w = frozen_release(game, W, U, blends, generator(s_white_noise, W.device))
+        release_w = frozen_release(game, W, U, blends, generator(s_white_noise, W.device), anchors)
         order_w = np.random.default_rng([s_white, 1])
         game.adv = whitened_adversary(game, release_w(train_rows), s_white)
         z_stop_w = release_w(stop_rows)
@@ -120,17 +123,24 @@ def converge_adversary(game: Any, W: torch.Tensor, U: torch.Tensor, S: torch.Ten
     return out
 
 
-def frozen_release(game: Any, W: torch.Tensor, U: torch.Tensor, blends: Sequence[float], g: torch.Generator) -> Any:
-    """``release(rows)``: every member's calibrated release (k, len(rows), d_u) of rows ``rows``, noise from ``g``."""
+def frozen_release(game: Any, W: torch.Tensor, U: torch.Tensor, blends: Sequence[float], g: torch.Generator,
+                   anchors: Sequence[Any] | None = None) -> Any:
+    """``release(rows)``: every member's calibrated release (k, len(rows), d_u) of rows ``rows``, noise from
+    ``g``: (1 - a) Z + a T, T the member's anchor or (None) the image."""
     k, n_noise = game.k, game.cfg["n_noise"]
     a = torch.as_tensor(np.asarray(blends, dtype=float), dtype=U.dtype, device=U.device).view(k, 1, 1)
+    anchors = [None] * k if anchors is None else list(anchors)
+    fixed = torch.as_tensor([x is not None for x in anchors], device=U.device).view(k, 1, 1)
+    anchor = torch.stack([torch.zeros(U.shape[1], dtype=U.dtype) if x is None
+                          else torch.as_tensor(np.asarray(x, dtype=float), dtype=U.dtype) for x in anchors])
+    anchor = anchor.to(U.device).view(k, 1, -1)
 
     @torch.no_grad()
     def release(rows: np.ndarray) -> torch.Tensor:
         idx = torch.as_tensor(rows, device=W.device)
         noise = torch.rand(k, len(rows), n_noise, generator=g, device=W.device) * 2 - 1
         z, _ = game.release(W[idx], U[idx], noise)
-        return (1 - a) * z + a * U[idx]
+        return (1 - a) * z + a * torch.where(fixed, anchor, U[idx])
 
     return release
 

@@ -15,6 +15,7 @@ from privbench.datasets import InputError, Samples, Task
 from privbench.learners import load_mechanism
 from privbench.learners.image_calibration import A_MAX, image_budget_calibration
 from privbench.learners.ppan_image import PPANImage
+from privbench.learners.ppan_image_mechanism import ImageMLPMechanism
 
 #: under-trained on purpose: one epoch of a plain 8-unit network ends far above the budgets below
 RAW = dict(hidden=(8,), adv_hidden=(8,), n_noise=4, epochs=1, batch_size=50, arch="plain")
@@ -113,3 +114,57 @@ def test_bad_calibration_parameters():
         PPANImage(**RAW, calibrate="yes").fit(samples, task, 0.6, seed=0, device="cpu")
     with pytest.raises(InputError, match="budget_margin=-1"):
         PPANImage(**RAW, budget_margin=-1.0).fit(samples, task, 0.6, seed=0, device="cpu")
+
+
+def test_blend_goes_to_the_anchor_where_the_anchor_meets_the_budget():
+    """With an anchor (a fixed image) whose own distortion is within the target, Y = (1 - a) Z + a anchor
+    (root checked by brentq); where the anchor cannot meet the budget, exactly the blend towards U."""
+    rng = np.random.default_rng(5)
+    u = rng.random((400, 12))
+    z1, z2 = (rng.uniform(0.02, 0.98, (400, 12)) for _ in range(2))
+    anchor = np.clip(u.mean(0), 1e-6, 1 - 1e-6)
+    d_anchor = xent_rows(u, np.broadcast_to(anchor, u.shape)).mean()
+    d0 = 0.5 * (xent_rows(u, z1) + xent_rows(u, z2)).mean()
+    assert d_anchor < d0
+    budget = 0.5 * (d_anchor + d0)
+    cal = image_budget_calibration(z1, z2, u, budget, margin=2.0, distortion="xent", anchor=anchor)
+    assert cal["applied"] and cal["toward"] == "anchor"
+
+    def excess(a: float) -> float:
+        rows = 0.5 * (xent_rows(u, (1 - a) * z1 + a * anchor) + xent_rows(u, (1 - a) * z2 + a * anchor))
+        return rows.mean() + 2 * rows.std(ddof=1) / np.sqrt(len(rows)) - budget
+
+    assert cal["blend"] == pytest.approx(brentq(excess, 0.0, 1.0 - 1e-9, xtol=1e-14), abs=1e-9)
+    low = 0.9 * d_anchor  # below what the anchor can reach: the blend goes towards U, as without an anchor
+    with_anchor = image_budget_calibration(z1, z2, u, low, margin=2.0, distortion="xent", anchor=anchor)
+    without = image_budget_calibration(z1, z2, u, low, margin=2.0, distortion="xent")
+    assert with_anchor["toward"] == without["toward"] == "image" and with_anchor == without
+
+
+def test_member_calibrated_towards_the_mean_image_adds_no_image(tmp_path):
+    """A budget the training images' mean image meets: the calibrated release is (1 - a) Z + a M, M the
+    mean training image computed here, with Z the trained member's release under the same noise; the
+    anchor is part of the saved artifact."""
+    samples, task = synthetic(400, 0)
+    m = np.clip(samples.u.mean(0), 1e-6, 1 - 1e-6)
+    budget = xent_rows(samples.u, np.broadcast_to(m, samples.u.shape)).mean() + 0.009  # the raw member: + 0.011
+    raw = PPANImage(**RAW, calibrate=False).fit(samples, task, budget, seed=0, device="cpu")
+    cal = PPANImage(**RAW).fit(samples, task, budget, seed=0, device="cpu")
+    info = cal.info["budget_calibration"]
+    assert info["applied"] and info["toward"] == "anchor" and 0 < info["blend"] < 1
+    u = synthetic(300, 7)[0].u
+    a = info["blend"]
+    want = (1 - a) * raw.release(u, np.random.default_rng(3)) + a * m
+    np.testing.assert_allclose(cal.release(u, np.random.default_rng(3)), want, rtol=1e-12, atol=1e-15)
+    loaded = load_mechanism(cal.save(tmp_path / "m.pt"))
+    np.testing.assert_array_equal(loaded.anchor.numpy(), cal.anchor.numpy())
+    np.testing.assert_array_equal(loaded.release(u, np.random.default_rng(4)), cal.release(u, np.random.default_rng(4)))
+
+
+@pytest.mark.parametrize("anchor", [np.full(15, 0.5), np.r_[np.full(15, 0.5), 0.0], np.r_[np.full(15, 0.5), 1.0]])
+def test_mechanism_refuses_a_bad_anchor(anchor):
+    samples, task = synthetic(100, 0)
+    mech = PPANImage(**RAW, calibrate=False).fit(samples, task, 0.6, seed=0, device="cpu")
+    with pytest.raises(InputError, match="anchor must be 16 pixel values inside"):
+        ImageMLPMechanism(task, 0.6, mech.weights, mech.biases, mech.n_noise, mech.activation, mech.skip_clamp,
+                          {}, mech.gate_bias, 0.5, anchor)
