@@ -111,11 +111,13 @@ def image_budget_calibration(z1: np.ndarray, z2: np.ndarray, u: np.ndarray, budg
     if not d > float(budget):
         return out
     hi = A_MAX
-    if anchor is not None:
+    if anchor is not None:  # the anchor's full blend first: kept where it meets its target
         toward = np.asarray(anchor, dtype=float).reshape(-1)
         hi_d, hi_se, hi_target = stats(hi)
-        toward = toward if hi_d <= hi_target else None
-    hi_d, hi_se, hi_target = stats(hi)
+        if hi_d > hi_target:
+            toward = None
+    if toward is None:
+        hi_d, hi_se, hi_target = stats(hi)
     out["toward"] = "image" if toward is None else "anchor"
     if hi_d <= hi_target:
         hi, (hi_d, hi_se, hi_target) = bracketed_root(stats, d - target, hi, hi_d - hi_target)
